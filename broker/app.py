@@ -1,0 +1,143 @@
+"""One broker process: ZooKeeper session, registration, metadata cache,
+controller election and listeners, started and stopped in order."""
+
+import asyncio
+import signal
+import socket
+import sys
+from typing import Any
+
+from controller.election import ControllerElection
+from zkstore import NodeExists, SessionState, ZkStore, ZkUnavailable
+from zkstore import paths as zp
+
+from . import logs
+from .config import BrokerConfig
+from .metadata_cache import MetadataCache
+from .metrics import BrokerMetrics
+from .registration import BrokerIdTaken, register
+from .server import Server
+
+
+class Broker:
+    def __init__(self, config: BrokerConfig, log: Any):
+        self.config = config
+        self.broker_id = config.broker_id
+        self.log = log
+        self.metrics = BrokerMetrics()
+        self.zk = ZkStore(config["zookeeper.connect"], config["zookeeper.session.timeout.ms"], log)
+        self.cache = MetadataCache(self.zk, log)
+        self.election = ControllerElection(self.zk, self.broker_id, log, self._controller_changed)
+        self.server = Server(self)
+        self._stopped = asyncio.Event()
+        self._fatal: BaseException | None = None
+        self._tasks: set[asyncio.Task] = set()
+
+    @property
+    def is_controller(self) -> bool:
+        return self.election.active
+
+    async def start(self) -> None:
+        timeout_s = self.config["zookeeper.connection.timeout.ms"] / 1000
+        await self.zk.start(timeout_s)
+        self.zk.on_session(self._on_session)
+        self.metrics.set_zk_state("connected")
+        await self._ensure_cluster_layout()
+        await self.server.start()
+        self.cache.start()
+        await self.cache.wait_synced(timeout_s)
+        await register(self.zk, self._registration())
+        self.election.start()
+        self.metrics.serve(self.config["metrics.host"], self.config["metrics.port"])
+        self.log.info("broker started", cluster_id=self.cache.cluster_id,
+                      endpoints=[ep.uri() for ep in self._advertised()])
+
+    async def _ensure_cluster_layout(self) -> None:
+        for path in zp.PERSISTENT_PATHS:
+            await self.zk.ensure_path(path)
+        try:
+            await self.zk.create(zp.CLUSTER_ID, zp.encode_cluster_id(zp.new_cluster_id()), makepath=True)
+        except NodeExists:
+            pass  # created once, by the first broker ever
+
+    def _advertised(self):
+        """advertised.listeners with port 0 and empty hosts resolved to what we bound."""
+        bound = {ep.listener: ep for ep in self.server.bound}
+        resolved = []
+        for ep in self.config.advertised:
+            port = ep.port or (bound[ep.listener].port if ep.listener in bound else 0)
+            resolved.append(type(ep)(ep.listener, ep.host or socket.getfqdn(), port, ep.security_protocol))
+        return resolved
+
+    def _registration(self) -> zp.BrokerRegistration:
+        endpoints = tuple(zp.BrokerEndpoint(ep.listener, ep.host, ep.port, ep.security_protocol)
+                          for ep in self._advertised())
+        return zp.BrokerRegistration(self.broker_id, endpoints, self.config["broker.rack"])
+
+    def _controller_changed(self, active: bool) -> None:
+        self.metrics.controller_active.set(1 if active else 0)
+        self.metrics.controller_epoch.set(self.election.epoch)
+
+    def _on_session(self, state: SessionState) -> None:
+        self.metrics.set_zk_state(state.value)
+        if state is SessionState.LOST:
+            self.log.warning("zookeeper session expired")
+        elif state is SessionState.CONNECTED:
+            self._spawn(self._reregister(), "re-register")
+
+    async def _reregister(self) -> None:
+        try:
+            await register(self.zk, self._registration())
+        except BrokerIdTaken as exc:
+            self.fail(exc)
+        except ZkUnavailable as exc:
+            self.log.warning("re-registration interrupted", error=str(exc))
+
+    def _spawn(self, coro, name: str) -> None:
+        task = asyncio.get_running_loop().create_task(coro, name=name)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def fail(self, exc: BaseException) -> None:
+        self.log.error("fatal", error=str(exc))
+        self._fatal = exc
+        self._stopped.set()
+
+    def request_stop(self) -> None:
+        self._stopped.set()
+
+    async def wait_stopped(self) -> None:
+        await self._stopped.wait()
+        if self._fatal is not None:
+            raise self._fatal
+
+    async def stop(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.election.stop()
+        await self.server.stop()
+        self.cache.stop()
+        await self.zk.stop()  # closing the session removes our ephemeral nodes at once
+        self.metrics.stop()
+        self.log.info("broker stopped")
+
+
+async def run(config: BrokerConfig) -> int:
+    log = logs.configure(config["log.level"], config["log.file"], broker_id=config.broker_id)
+    for key, value in config.unknown.items():
+        log.warning("unknown configuration key", key=key, value=value)
+    broker = Broker(config, log)
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, broker.request_stop)
+    try:
+        await broker.start()
+        await broker.wait_stopped()
+        return 0
+    except (BrokerIdTaken, ZkUnavailable, OSError, asyncio.TimeoutError) as exc:
+        log.error("broker failed", error=str(exc) or type(exc).__name__)
+        print(f"fauxka broker {config.broker_id}: {exc or type(exc).__name__}", file=sys.stderr)
+        return 1
+    finally:
+        await broker.stop()

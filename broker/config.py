@@ -1,0 +1,238 @@
+"""Broker configuration: Kafka's server.properties key names, types and defaults.
+
+`BROKER_CONFIGS` is the catalogue; `load_config` parses a file plus
+`--override key=value` pairs, warns about unknown keys and turns a bad value
+into a ConfigError that names the key.
+"""
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from .properties import parse_properties
+
+
+class ConfigError(Exception):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigKey:
+    name: str
+    type: str  # int | bool | string | list | password
+    default: Any
+    check: Callable[[Any], str | None] | None = None  # returns a complaint, or None
+    doc: str = ""
+    used: bool = True  # False: a Kafka key fauxka accepts and does not act on (yet)
+
+
+def at_least(low: int) -> Callable[[int], str | None]:
+    return lambda v: None if v >= low else f"Value must be at least {low}"
+
+
+def _key(name, type_, default, check=None, doc="", used=True) -> ConfigKey:
+    return ConfigKey(name, type_, default, check, doc, used)
+
+
+BROKER_CONFIGS: dict[str, ConfigKey] = {
+    k.name: k
+    for k in (
+        _key("broker.id", "int", None, at_least(0), "This broker's id; required."),
+        _key("broker.rack", "string", None, doc="Rack of the broker, used by rack-aware assignment."),
+        _key("listeners", "list", ["PLAINTEXT://:9092"], doc="NAME://host:port listeners to bind."),
+        _key("advertised.listeners", "list", None, doc="Listeners published in ZooKeeper; default: listeners."),
+        _key("listener.security.protocol.map", "list",
+             ["PLAINTEXT:PLAINTEXT", "SSL:SSL", "SASL_PLAINTEXT:SASL_PLAINTEXT", "SASL_SSL:SASL_SSL"],
+             doc="Listener name to security protocol."),
+        _key("inter.broker.listener.name", "string", None,
+             doc="Listener brokers use between each other; default: the PLAINTEXT one."),
+        _key("zookeeper.connect", "string", None, doc="host:port[,host:port][/chroot]; required."),
+        _key("zookeeper.session.timeout.ms", "int", 18000, at_least(1), "ZooKeeper session timeout."),
+        _key("zookeeper.connection.timeout.ms", "int", None, at_least(1),
+             "How long to wait for ZooKeeper at start-up; default: the session timeout."),
+        _key("num.partitions", "int", 1, at_least(1), "Default partition count of new topics."),
+        _key("default.replication.factor", "int", 1, at_least(1), "Default replication factor of new topics."),
+        _key("auto.create.topics.enable", "bool", False,
+             doc="Metadata for an unknown topic creates it (fauxka's default is false; Kafka's is true)."),
+        _key("delete.topic.enable", "bool", True, doc="Whether DeleteTopics may delete."),
+        _key("socket.request.max.bytes", "int", 104857600, at_least(1),
+             "Largest request frame; a larger one closes the connection."),
+        _key("request.timeout.ms", "int", 30000, at_least(0), "Forwarding deadline to the controller."),
+        _key("log.dirs", "list", None, doc="Data directories (fauxka keeps no logs there yet)."),
+        _key("log.dir", "string", "/tmp/kafka-logs", doc="Used when log.dirs is not set."),
+        _key("log.file", "string", None, doc="fauxka: JSON log lines go here instead of stderr."),
+        _key("log.level", "string", "INFO",
+             lambda v: None if v.upper() in ("DEBUG", "INFO", "WARNING", "ERROR") else "Must be DEBUG, INFO, WARNING or ERROR",
+             "fauxka: log level."),
+        _key("metrics.port", "int", 0, at_least(0), "fauxka: Prometheus /metrics port; 0 = off."),
+        _key("metrics.host", "string", "127.0.0.1", doc="fauxka: address the /metrics endpoint binds."),
+        # Kafka keys commonly found in server.properties that fauxka accepts without acting on them.
+        *(
+            _key(name, type_, default, used=False, doc="Accepted for compatibility; no effect.")
+            for name, type_, default in (
+                ("num.network.threads", "int", 3),
+                ("num.io.threads", "int", 8),
+                ("socket.send.buffer.bytes", "int", 102400),
+                ("socket.receive.buffer.bytes", "int", 102400),
+                ("num.recovery.threads.per.data.dir", "int", 1),
+                ("offsets.topic.replication.factor", "int", 3),
+                ("transaction.state.log.replication.factor", "int", 3),
+                ("transaction.state.log.min.isr", "int", 2),
+                ("log.retention.hours", "int", 168),
+                ("log.segment.bytes", "int", 1073741824),
+                ("log.retention.check.interval.ms", "int", 300000),
+                ("group.initial.rebalance.delay.ms", "int", 3000),
+                ("controlled.shutdown.enable", "bool", True),
+            )
+        ),
+    )
+}
+
+_LISTENER = re.compile(r"^([A-Za-z0-9_]+)://(\[[0-9a-fA-F:.]+\]|[^:\[\]]*):(\d+)$")
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    listener: str
+    host: str
+    port: int
+    security_protocol: str
+
+    def uri(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{self.listener}://{host}:{self.port}"
+
+
+class BrokerConfig:
+    """Parsed, validated broker configuration."""
+
+    def __init__(self, values: dict[str, Any], unknown: dict[str, str]):
+        self._values = values
+        self.unknown = unknown
+        self.protocol_map = _protocol_map(values["listener.security.protocol.map"])
+        self.listeners = _endpoints("listeners", values["listeners"], self.protocol_map)
+        advertised = values["advertised.listeners"]
+        self.advertised = (
+            _endpoints("advertised.listeners", advertised, self.protocol_map) if advertised else self.listeners
+        )
+        for ep in self.advertised:
+            if ep.host in ("0.0.0.0", "::"):
+                raise ConfigError(
+                    f"Invalid value {ep.uri()} for configuration advertised.listeners: "
+                    "advertised.listeners cannot use the nonroutable meta-address 0.0.0.0."
+                )
+        self.inter_broker_listener = _inter_broker_listener(values["inter.broker.listener.name"], self.listeners)
+
+    def __getitem__(self, key: str) -> Any:
+        return self._values[key]
+
+    @property
+    def broker_id(self) -> int:
+        return self._values["broker.id"]
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self._values)
+
+
+def load_config(path: str | Path | None, overrides: list[str] = ()) -> BrokerConfig:
+    raw = parse_properties(Path(path).read_text()) if path else {}
+    for item in overrides:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--override expects key=value, got {item!r}")
+        raw[key.strip()] = value.strip()
+    return config_from_dict(raw)
+
+
+def config_from_dict(raw: dict[str, str]) -> BrokerConfig:
+    values: dict[str, Any] = {}
+    unknown = {k: v for k, v in raw.items() if k not in BROKER_CONFIGS}
+    for name, key in BROKER_CONFIGS.items():
+        if name in raw:
+            values[name] = _convert(key, raw[name])
+        else:
+            values[name] = key.default
+    for required in ("broker.id", "zookeeper.connect"):
+        if values[required] in (None, ""):
+            raise ConfigError(f"Missing required configuration \"{required}\" which has no default value.")
+    if not values["log.dirs"]:
+        values["log.dirs"] = [values["log.dir"]]
+    if values["zookeeper.connection.timeout.ms"] is None:
+        values["zookeeper.connection.timeout.ms"] = values["zookeeper.session.timeout.ms"]
+    return BrokerConfig(values, unknown)
+
+
+def _convert(key: ConfigKey, text: str) -> Any:
+    text = text.strip()
+    try:
+        if key.type == "int":
+            value: Any = int(text)
+        elif key.type == "bool":
+            if text.lower() not in ("true", "false"):
+                raise ValueError("Expected value to be either true or false")
+            value = text.lower() == "true"
+        elif key.type == "list":
+            value = [item.strip() for item in text.split(",") if item.strip()]
+        else:
+            value = text or None
+    except ValueError as exc:
+        detail = str(exc) if key.type == "bool" else f"Not a number of type {key.type.upper()}"
+        raise ConfigError(f"Invalid value {text} for configuration {key.name}: {detail}") from None
+    if key.check is not None and value is not None:
+        complaint = key.check(value)
+        if complaint:
+            raise ConfigError(f"Invalid value {text} for configuration {key.name}: {complaint}")
+    return value
+
+
+def _protocol_map(items: list[str]) -> dict[str, str]:
+    mapping = {}
+    for item in items:
+        name, sep, protocol = item.partition(":")
+        if not sep or not name or not protocol:
+            raise ConfigError(
+                f"Invalid value {item} for configuration listener.security.protocol.map: "
+                "expected NAME:SECURITY_PROTOCOL"
+            )
+        mapping[name.strip().upper()] = protocol.strip().upper()
+    return mapping
+
+
+def _endpoints(key: str, items: list[str], protocol_map: dict[str, str]) -> list[Endpoint]:
+    endpoints: list[Endpoint] = []
+    for item in items:
+        match = _LISTENER.match(item)
+        if not match:
+            raise ConfigError(f"Invalid value {item} for configuration {key}: expected NAME://host:port")
+        name, host, port = match.group(1).upper(), match.group(2).strip("[]"), int(match.group(3))
+        if not 0 <= port <= 65535:
+            raise ConfigError(f"Invalid value {item} for configuration {key}: port out of range")
+        if name not in protocol_map:
+            raise ConfigError(
+                f"Invalid value {item} for configuration {key}: "
+                f"No security protocol defined for listener {name}"
+            )
+        if any(ep.listener == name for ep in endpoints):
+            raise ConfigError(f"Invalid value {','.join(items)} for configuration {key}: "
+                              f"Each listener must have a different name, {name} appears more than once")
+        endpoints.append(Endpoint(name, host, port, protocol_map[name]))
+    if not endpoints:
+        raise ConfigError(f"Invalid value for configuration {key}: at least one listener is needed")
+    return endpoints
+
+
+def _inter_broker_listener(name: str | None, listeners: list[Endpoint]) -> str:
+    names = [ep.listener for ep in listeners]
+    if name:
+        name = name.upper()
+        if name not in names:
+            raise ConfigError(
+                f"Invalid value {name} for configuration inter.broker.listener.name: "
+                f"inter.broker.listener.name must be a listener name defined in listeners ({', '.join(names)})"
+            )
+        return name
+    plaintext = [ep.listener for ep in listeners if ep.security_protocol == "PLAINTEXT"]
+    if not plaintext:
+        raise ConfigError("inter.broker.listener.name is not set and no listener uses PLAINTEXT")
+    return plaintext[0]

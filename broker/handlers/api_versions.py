@@ -1,0 +1,29 @@
+"""ApiVersions: derived from the api table."""
+
+from ..protocol import api_table
+from ..protocol.build import build
+from ..protocol.codec import response_schema
+
+UNSUPPORTED_VERSION = 35
+_KEY = 18
+
+
+def _ranges(only: int | None = None) -> list[dict]:
+    return [
+        {"api_key": api.key, "min_version": api.min_version, "max_version": api.max_version}
+        for api in sorted(api_table.TABLE.values(), key=lambda a: a.key)
+        if only is None or api.key == only
+    ]
+
+
+async def handle(ctx, request):
+    return build(response_schema(_KEY, ctx.version), {
+        "error_code": 0,
+        "api_keys": _ranges(),
+        "throttle_time": 0,
+    })
+
+
+def unsupported_version_response():
+    """Kafka's answer to an ApiVersions version it does not know: v0, with its own range only."""
+    return build(response_schema(_KEY, 0), {"error_code": UNSUPPORTED_VERSION, "api_keys": _ranges(only=_KEY)})

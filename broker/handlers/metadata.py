@@ -1,0 +1,103 @@
+"""Metadata v0-v12: brokers, controller, cluster id and topics from the metadata cache."""
+
+import uuid
+
+from ..protocol.build import build
+from ..protocol.codec import response_schema
+
+_KEY = 3
+ZERO_UUID = uuid.UUID(int=0)
+NONE, UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE = 0, 3, 5
+INVALID_REQUEST, UNKNOWN_TOPIC_ID, LISTENER_NOT_FOUND = 42, 100, 72
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
+
+# Authorized-operation bit sets while no authorizer is configured: everything a
+# resource type supports (Kafka's AclOperation codes).
+AUTHORIZED_OPERATIONS_OMITTED = -2147483648
+TOPIC_OPERATIONS = sum(1 << op for op in (3, 4, 5, 6, 7, 8, 10, 11))
+CLUSTER_OPERATIONS = sum(1 << op for op in (5, 7, 8, 9, 10, 11, 12))
+
+
+def listener_brokers(ctx) -> list[dict]:
+    """Live brokers with an endpoint on the listener the request came in on."""
+    brokers = []
+    for broker_id, reg in sorted(ctx.cache.brokers.items()):
+        endpoint = reg.endpoint(ctx.listener)
+        if endpoint is not None:
+            brokers.append({"node_id": broker_id, "host": endpoint.host, "port": endpoint.port, "rack": reg.rack})
+    return brokers
+
+
+async def handle(ctx, request):
+    version = ctx.version
+    cache = ctx.cache
+    topics: list[dict] = []
+    if request.topics is None or (version == 0 and not request.topics):
+        names = sorted(cache.topics)
+    else:
+        names = []
+        for wanted in request.topics:
+            topic_id = getattr(wanted, "topic_id", None) or ZERO_UUID
+            if wanted.name is None and version < 12:
+                topics.append(_topic_error(INVALID_REQUEST, None, ZERO_UUID))
+            elif topic_id != ZERO_UUID:
+                name = cache.topic_by_id(topic_id)
+                if name is None:
+                    topics.append(_topic_error(UNKNOWN_TOPIC_ID, None, topic_id))
+                else:
+                    names.append(name)
+            else:
+                names.append(wanted.name)
+    include_ops = getattr(request, "include_topic_authorized_operations", False)
+    for name in dict.fromkeys(names):  # Kafka answers each topic once
+        if name in cache.topics:
+            topics.append(_topic(ctx, name, include_ops))
+        else:
+            topics.append(_topic_error(UNKNOWN_TOPIC_OR_PARTITION, name, ZERO_UUID))
+    include_cluster_ops = getattr(request, "include_cluster_authorized_operations", False)
+    return build(response_schema(_KEY, version), {
+        "throttle_time": 0,
+        "brokers": listener_brokers(ctx),
+        "cluster_id": cache.cluster_id,
+        "controller_id": cache.controller_id,
+        "topics": topics,
+        "cluster_authorized_operations": CLUSTER_OPERATIONS if include_cluster_ops else AUTHORIZED_OPERATIONS_OMITTED,
+    })
+
+
+def _topic_error(error: int, name: str | None, topic_id: uuid.UUID) -> dict:
+    return {"error_code": error, "name": name, "topic_id": topic_id, "is_internal": False, "partitions": (),
+            "topic_authorized_operations": AUTHORIZED_OPERATIONS_OMITTED}
+
+
+def _topic(ctx, name: str, include_ops: bool) -> dict:
+    cache = ctx.cache
+    assignment = cache.topics[name]
+    partitions = []
+    for index, replicas in sorted(assignment.partitions.items()):
+        state = cache.partition_states.get((name, index))
+        leader = state.leader if state else -1
+        leader_reg = cache.brokers.get(leader)
+        if leader_reg is None:
+            error, leader_id = LEADER_NOT_AVAILABLE, -1
+        elif leader_reg.endpoint(ctx.listener) is None:
+            error, leader_id = (LISTENER_NOT_FOUND if ctx.version >= 6 else LEADER_NOT_AVAILABLE), -1
+        else:
+            error, leader_id = NONE, leader
+        partitions.append({
+            "error_code": error,
+            "partition_index": index,
+            "leader_id": leader_id,
+            "leader_epoch": state.leader_epoch if state else -1,
+            "replica_nodes": replicas,
+            "isr_nodes": state.isr if state else [],
+            "offline_replicas": [r for r in replicas if r not in cache.brokers],
+        })
+    return {
+        "error_code": NONE,
+        "name": name,
+        "topic_id": assignment.topic_id or ZERO_UUID,
+        "is_internal": name in INTERNAL_TOPICS,
+        "partitions": partitions,
+        "topic_authorized_operations": TOPIC_OPERATIONS if include_ops else AUTHORIZED_OPERATIONS_OMITTED,
+    }

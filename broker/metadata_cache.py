@@ -1,0 +1,180 @@
+"""What this broker knows of the cluster, fed only by ZooKeeper watches.
+
+Every broker keeps one. Readers get plain data; interested parties (the
+purgatory, later) subscribe to change events instead of polling.
+"""
+
+import asyncio
+from typing import Any, Callable
+
+from zkstore import Stat, ZkStore
+from zkstore import paths as zp
+
+
+class MetadataCache:
+    def __init__(self, zk: ZkStore, log: Any):
+        self._zk = zk
+        self._log = log
+        self.brokers: dict[int, zp.BrokerRegistration] = {}
+        self.controller_id: int = -1
+        self.controller_epoch: int = 0
+        self.cluster_id: str | None = None
+        self.topics: dict[str, zp.TopicAssignment] = {}
+        self.partition_states: dict[tuple[str, int], zp.PartitionState] = {}
+        self.deleting: set[str] = set()
+        self._watches: dict[str, Any] = {}
+        self._unsynced: set[str] = set()
+        self._synced = asyncio.Event()
+        self._listeners: list[Callable[[tuple], None]] = []
+
+    # --- life cycle ----------------------------------------------------------
+
+    def start(self) -> None:
+        self._watch("children", zp.BROKER_IDS, self._on_broker_ids)
+        self._watch("data", zp.CONTROLLER, self._on_controller)
+        self._watch("data", zp.CONTROLLER_EPOCH, self._on_controller_epoch)
+        self._watch("data", zp.CLUSTER_ID, self._on_cluster_id)
+        self._watch("children", zp.TOPICS, self._on_topics)
+        self._watch("children", zp.DELETE_TOPICS, self._on_delete_topics)
+
+    async def wait_synced(self, timeout_s: float) -> None:
+        """Until every watch has delivered its first answer (brokers, topics, partitions...)."""
+        await asyncio.wait_for(self._synced.wait(), timeout_s)
+
+    def stop(self) -> None:
+        for watch in self._watches.values():
+            watch.cancel()
+        self._watches.clear()
+
+    def subscribe(self, listener: Callable[[tuple], None]) -> Callable[[], None]:
+        """`listener(event)` for every change; returns the unsubscribe function."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    # --- queries -------------------------------------------------------------
+
+    def live_broker_ids(self) -> list[int]:
+        return sorted(self.brokers)
+
+    def partitions_of(self, topic: str) -> dict[int, list[int]]:
+        assignment = self.topics.get(topic)
+        return assignment.partitions if assignment else {}
+
+    def topic_by_id(self, topic_id) -> str | None:
+        return next((name for name, a in self.topics.items() if a.topic_id == topic_id), None)
+
+    # --- watch plumbing -------------------------------------------------------
+
+    def _watch(self, kind: str, path: str, callback: Callable[[Any], None]) -> None:
+        if path in self._watches:
+            return
+        self._unsynced.add(path)
+
+        def first_then_callback(value: Any) -> None:
+            callback(value)
+            if path in self._unsynced:
+                self._unsynced.discard(path)
+                if not self._unsynced:
+                    self._synced.set()
+
+        add = self._zk.watch_data if kind == "data" else self._zk.watch_children
+        self._watches[path] = add(path, first_then_callback)
+
+    def _unwatch(self, path: str) -> None:
+        watch = self._watches.pop(path, None)
+        if watch is not None:
+            watch.cancel()
+        self._unsynced.discard(path)
+        if not self._unsynced:
+            self._synced.set()
+
+    def _emit(self, event: tuple) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener(event)
+            except Exception as exc:
+                self._log.exception("metadata listener failed", error=repr(exc))
+
+    # --- brokers and controller ------------------------------------------------
+
+    def _on_broker_ids(self, children: list[str] | None) -> None:
+        ids = {int(c) for c in children or () if c.isdigit()}
+        for gone in set(self.brokers) - ids:
+            self._unwatch(zp.broker_path(gone))
+            del self.brokers[gone]
+            self._emit(("broker", gone))
+        for broker_id in ids:
+            self._watch("data", zp.broker_path(broker_id),
+                        lambda v, b=broker_id: self._on_broker(b, v))
+
+    def _on_broker(self, broker_id: int, value: tuple[bytes, Stat] | None) -> None:
+        if value is None:
+            self.brokers.pop(broker_id, None)
+        else:
+            try:
+                self.brokers[broker_id] = zp.decode_broker(broker_id, value[0])
+            except (ValueError, KeyError) as exc:
+                self._log.error("bad broker registration", broker=broker_id, error=repr(exc))
+                return
+        self._emit(("broker", broker_id))
+
+    def _on_controller(self, value: tuple[bytes, Stat] | None) -> None:
+        try:
+            self.controller_id = zp.decode_controller(value[0]) if value else -1
+        except (ValueError, KeyError):
+            self.controller_id = -1
+        self._emit(("controller", self.controller_id))
+
+    def _on_controller_epoch(self, value: tuple[bytes, Stat] | None) -> None:
+        self.controller_epoch = zp.decode_epoch(value[0]) if value else 0
+
+    def _on_cluster_id(self, value: tuple[bytes, Stat] | None) -> None:
+        self.cluster_id = zp.decode_cluster_id(value[0]) if value else None
+
+    # --- topics ------------------------------------------------------------------
+
+    def _on_topics(self, children: list[str] | None) -> None:
+        names = set(children or ())
+        for gone in set(self.topics) - names:
+            self._drop_topic(gone)
+        for name in names - set(self.topics):
+            self._watch("data", zp.topic_path(name), lambda v, t=name: self._on_topic(t, v))
+
+    def _drop_topic(self, topic: str) -> None:
+        assignment = self.topics.pop(topic, None)
+        self._unwatch(zp.topic_path(topic))
+        for partition in (assignment.partitions if assignment else ()):
+            self._unwatch(zp.partition_state_path(topic, partition))
+            self.partition_states.pop((topic, partition), None)
+        self._emit(("topic", topic))
+
+    def _on_topic(self, topic: str, value: tuple[bytes, Stat] | None) -> None:
+        if value is None:
+            if topic in self.topics:
+                self._drop_topic(topic)
+            return
+        try:
+            assignment = zp.decode_topic(value[0])
+        except (ValueError, KeyError) as exc:
+            self._log.error("bad topic znode", topic=topic, error=repr(exc))
+            return
+        self.topics[topic] = assignment
+        for partition in assignment.partitions:
+            self._watch("data", zp.partition_state_path(topic, partition),
+                        lambda v, t=topic, p=partition: self._on_partition_state(t, p, v))
+        self._emit(("topic", topic))
+
+    def _on_partition_state(self, topic: str, partition: int, value: tuple[bytes, Stat] | None) -> None:
+        if value is None:
+            self.partition_states.pop((topic, partition), None)
+        else:
+            try:
+                self.partition_states[(topic, partition)] = zp.decode_partition_state(value[0])
+            except (ValueError, KeyError) as exc:
+                self._log.error("bad partition state", topic=topic, partition=partition, error=repr(exc))
+                return
+        self._emit(("partition", topic, partition))
+
+    def _on_delete_topics(self, children: list[str] | None) -> None:
+        self.deleting = set(children or ())
+        self._emit(("deleting",))

@@ -1,0 +1,1 @@
+"""The wire layer: the only package of fauxka that knows Kafka's bytes."""

@@ -1,0 +1,46 @@
+"""The one table of the APIs fauxka speaks.
+
+ApiVersions is derived from it, the server dispatches through it, and the
+forwarding layer (later) reads `forwardable` from it: nothing is typed twice.
+"""
+
+import functools
+import importlib
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable
+
+
+@dataclass(frozen=True, slots=True)
+class Api:
+    key: int
+    name: str  # kio's schema name, also the handler module's name
+    min_version: int
+    max_version: int
+    forwardable: bool = False  # KIP-590: a non-controller forwards it to the controller
+    controller_only: bool = False  # answered only by the active controller
+
+    def supports(self, version: int) -> bool:
+        return self.min_version <= version <= self.max_version
+
+    @property
+    def handler(self) -> Callable[[Any, Any], Awaitable[Any]]:
+        return _handler(self.name)
+
+
+@functools.cache
+def _handler(name: str) -> Callable[[Any, Any], Awaitable[Any]]:
+    return importlib.import_module(f"broker.handlers.{name}").handle
+
+
+TABLE: dict[int, Api] = {
+    api.key: api
+    for api in (
+        Api(3, "metadata", 0, 12),
+        Api(18, "api_versions", 0, 4),
+        Api(60, "describe_cluster", 0, 1),
+    )
+}
+
+
+def lookup(key: int) -> Api | None:
+    return TABLE.get(key)

@@ -1,0 +1,78 @@
+"""Build kio entities of any version from plain values.
+
+Handlers describe a response once, as nested dicts with the fields of the newest
+version; `build` keeps the fields the requested version has and converts plain
+ints into kio's error-code enum and duration types.
+"""
+
+import dataclasses
+import datetime
+import functools
+import types
+import typing
+from collections.abc import Mapping
+from typing import Any
+
+from kio.schema.errors import ErrorCode
+from kio.static.primitive import i32Timedelta, i64Timedelta
+
+
+def _entity_in(tp: Any) -> type | None:
+    """The kio entity class inside `tp` (X, X | None), if any."""
+    if dataclasses.is_dataclass(tp):
+        return tp
+    if isinstance(tp, types.UnionType) or typing.get_origin(tp) is typing.Union:
+        for arg in typing.get_args(tp):
+            if dataclasses.is_dataclass(arg):
+                return arg
+    return None
+
+
+@functools.cache
+def _plan(cls: type) -> tuple[tuple[str, str, type | None], ...]:
+    hints = typing.get_type_hints(cls)
+    plan = []
+    for f in dataclasses.fields(cls):
+        tp = hints[f.name]
+        kind, sub = "plain", None
+        entity = _entity_in(tp)
+        inner = [a for a in typing.get_args(tp) if a is not type(None)]
+        if entity is not None:
+            kind, sub = "entity", entity
+        elif inner and typing.get_origin(inner[0]) is tuple and _entity_in(typing.get_args(inner[0])[0]):
+            kind, sub = "entities", _entity_in(typing.get_args(inner[0])[0])
+        elif typing.get_origin(tp) is tuple and _entity_in(typing.get_args(tp)[0]):
+            kind, sub = "entities", _entity_in(typing.get_args(tp)[0])
+        elif tp is ErrorCode:
+            kind = "error"
+        elif tp in (i32Timedelta, i64Timedelta):
+            kind, sub = "duration", tp
+        plan.append((f.name, kind, sub))
+    return tuple(plan)
+
+
+def build(cls: type, values: Mapping[str, Any]) -> Any:
+    """Construct `cls` from `values`, ignoring keys this version does not have."""
+    kwargs = {}
+    for name, kind, sub in _plan(cls):
+        if name not in values:
+            continue  # the dataclass default applies, or construction says what is missing
+        value = values[name]
+        if value is None:
+            kwargs[name] = None
+        elif kind == "entity":
+            kwargs[name] = value if isinstance(value, sub) else build(sub, value)
+        elif kind == "entities":
+            kwargs[name] = tuple(v if isinstance(v, sub) else build(sub, v) for v in value)
+        elif kind == "error":
+            kwargs[name] = ErrorCode(int(value))
+        elif kind == "duration":
+            ms = value if isinstance(value, datetime.timedelta) else datetime.timedelta(milliseconds=value)
+            kwargs[name] = sub.parse(ms)
+        else:
+            kwargs[name] = value
+    return cls(**kwargs)
+
+
+def field_names(cls: type) -> frozenset[str]:
+    return frozenset(name for name, _, _ in _plan(cls))

@@ -1,0 +1,110 @@
+"""Request and response encoding. Every message body goes through kio."""
+
+import functools
+import io
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+from kio.index import load_request_schema, load_response_schema
+from kio.serial import entity_reader, entity_writer
+from kio.serial.errors import SerialError
+
+from .api_table import Api
+from .framing import with_size_prefix
+
+_PEEK = struct.Struct(">hhi")
+
+
+class RequestParseError(Exception):
+    """The frame is not a request we can read; Kafka closes the connection."""
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    api: Api
+    version: int
+    header: Any
+    body: Any
+    frame: bytes  # header + body as received, kept for forwarding
+
+    @property
+    def correlation_id(self) -> int:
+        return self.header.correlation_id
+
+    @property
+    def client_id(self) -> str | None:
+        return self.header.client_id
+
+
+def peek(frame: bytes) -> tuple[int, int, int]:
+    """api key, api version and correlation id: the fixed start of every header."""
+    if len(frame) < _PEEK.size:
+        raise RequestParseError(f"request header truncated at {len(frame)} bytes")
+    return _PEEK.unpack_from(frame)
+
+
+@functools.cache
+def request_schema(key: int, version: int) -> type:
+    return load_request_schema(key, version)
+
+
+@functools.cache
+def response_schema(key: int, version: int) -> type:
+    return load_response_schema(key, version)
+
+
+@functools.cache
+def _reader(cls: type):
+    return entity_reader(cls)
+
+
+@functools.cache
+def _writer(cls: type):
+    return entity_writer(cls)
+
+
+def decode_request(frame: bytes, api: Api, version: int) -> Request:
+    cls = request_schema(api.key, version)
+    try:
+        header, used = _reader(cls.__header_schema__)(frame, 0)
+        body, _ = _reader(cls)(frame, used)
+    except (SerialError, ValueError, TypeError) as exc:
+        raise RequestParseError(f"{api.name} v{version}: {exc}") from None
+    return Request(api, version, header, body, frame)
+
+
+def encode_response(correlation_id: int, response: Any) -> bytes:
+    """The framed response: size prefix, the header version the api wants, the body."""
+    header_cls = type(response).__header_schema__
+    buf = io.BytesIO()
+    _writer(header_cls)(buf, header_cls(correlation_id=correlation_id))
+    _writer(type(response))(buf, response)
+    return with_size_prefix(buf.getvalue())
+
+
+def encode_request(request: Any, correlation_id: int, client_id: str | None) -> bytes:
+    """The framed request, as a client sends it."""
+    cls = type(request)
+    header_cls = cls.__header_schema__
+    header = header_cls(
+        request_api_key=cls.__api_key__,
+        request_api_version=cls.__version__,
+        correlation_id=correlation_id,
+        client_id=client_id,
+    )
+    buf = io.BytesIO()
+    _writer(header_cls)(buf, header)
+    _writer(cls)(buf, request)
+    return with_size_prefix(buf.getvalue())
+
+
+def decode_response(frame: bytes, request_cls: type) -> tuple[int, Any]:
+    """(correlation id, response) for a response to a request of `request_cls`."""
+    cls = response_schema(request_cls.__api_key__, request_cls.__version__)
+    try:
+        header, used = _reader(cls.__header_schema__)(frame, 0)
+        body, _ = _reader(cls)(frame, used)
+    except (SerialError, ValueError, TypeError) as exc:
+        raise RequestParseError(f"response to {cls.__name__}: {exc}") from None
+    return header.correlation_id, body

@@ -1,0 +1,106 @@
+"""Listeners and connections: frames in, handlers, responses out.
+
+Each connection is one task that answers its requests in order, one at a time,
+as a Kafka broker does (the channel is muted while a request is in flight).
+Anything that cannot be parsed closes the connection with a log line.
+"""
+
+import asyncio
+import time
+from typing import TYPE_CHECKING, Any
+
+from .config import Endpoint
+from .context import ANONYMOUS, RequestContext
+from .handlers import api_versions
+from .protocol import api_table
+from .protocol.codec import RequestParseError, decode_request, encode_response, peek
+from .protocol.framing import FrameError, read_frame
+
+if TYPE_CHECKING:
+    from .app import Broker
+
+API_VERSIONS_KEY = 18
+
+
+class Server:
+    def __init__(self, broker: "Broker"):
+        self._broker = broker
+        self._log = broker.log.bind(component="server")
+        self._servers: list[asyncio.base_events.Server] = []
+        self._connections: set[asyncio.Task] = set()
+        self.bound: list[Endpoint] = []  # listeners with the ports actually bound
+
+    async def start(self) -> None:
+        for endpoint in self._broker.config.listeners:
+            server = await asyncio.start_server(
+                lambda r, w, ep=endpoint: self._accept(ep, r, w),
+                host=endpoint.host or None, port=endpoint.port, reuse_address=True)
+            port = server.sockets[0].getsockname()[1]
+            self._servers.append(server)
+            self.bound.append(Endpoint(endpoint.listener, endpoint.host, port, endpoint.security_protocol))
+            self._log.info("listening", listener=endpoint.listener, host=endpoint.host, port=port)
+
+    async def stop(self) -> None:
+        for server in self._servers:
+            server.close()
+        for task in list(self._connections):
+            task.cancel()
+        await asyncio.gather(*self._connections, return_exceptions=True)
+        for server in self._servers:
+            await server.wait_closed()
+
+    async def _accept(self, endpoint: Endpoint, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        self._connections.add(task)
+        task.add_done_callback(self._connections.discard)
+        await self._connection(endpoint, reader, writer)
+
+    async def _connection(self, endpoint: Endpoint, reader: asyncio.StreamReader,
+                          writer: asyncio.StreamWriter) -> None:
+        peer = writer.get_extra_info("peername") or ("?", 0)
+        log = self._log.bind(listener=endpoint.listener, peer=f"{peer[0]}:{peer[1]}")
+        gauge = self._broker.metrics.connections.labels(endpoint.listener)
+        gauge.inc()
+        try:
+            while True:
+                response = await self._one_request(endpoint, peer[0], reader, log)
+                if response is None:
+                    break
+                writer.write(response)
+                await writer.drain()
+        except (FrameError, RequestParseError) as exc:
+            log.warning("closing connection", reason=str(exc))
+            self._broker.metrics.closed_connections.labels(type(exc).__name__).inc()
+        except (ConnectionError, OSError):
+            pass  # the peer went away
+        except Exception as exc:  # a handler bug: log it, drop this connection, keep serving the others
+            log.exception("request failed", error=repr(exc))
+            self._broker.metrics.closed_connections.labels("handler_error").inc()
+        finally:
+            gauge.dec()
+            writer.close()
+
+    async def _one_request(self, endpoint: Endpoint, host: str, reader: asyncio.StreamReader, log: Any) -> bytes | None:
+        frame = await read_frame(reader, self._broker.config["socket.request.max.bytes"])
+        if frame is None:
+            return None
+        started = time.perf_counter()
+        api_key, version, correlation_id = peek(frame)
+        api = api_table.lookup(api_key)
+        if api is None:
+            raise RequestParseError(f"unknown api key {api_key}")
+        if not api.supports(version):
+            if api_key == API_VERSIONS_KEY:  # answered in v0 so any client can read it
+                return encode_response(correlation_id, api_versions.unsupported_version_response())
+            raise RequestParseError(f"unsupported version {version} of {api.name}")
+        request = decode_request(frame, api, version)
+        log = log.bind(api=api.name, version=version, correlation_id=correlation_id, client_id=request.client_id)
+        ctx = RequestContext(self._broker, request, endpoint.listener, ANONYMOUS, host, log)
+        response = await api.handler(ctx, request.body)
+        error = int(getattr(response, "error_code", 0))
+        elapsed = time.perf_counter() - started
+        metrics = self._broker.metrics
+        metrics.requests.labels(api.name, str(version), str(error)).inc()
+        metrics.request_seconds.labels(api.name, str(version)).observe(elapsed)
+        log.debug("request", principal=ctx.principal, error=error, latency_ms=round(elapsed * 1000, 3))
+        return encode_response(correlation_id, response)

@@ -1,0 +1,87 @@
+"""The `fauxka` command line."""
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+
+from . import launcher, zookeeper
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="fauxka", description="A Kafka cluster in Python.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("broker", help="run one broker in the foreground")
+    p.add_argument("--config", required=True, help="server.properties file")
+    p.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a property (Kafka's convention); repeatable")
+
+    p = sub.add_parser("zookeeper", help="run Debian's ZooKeeper in the foreground")
+    p.add_argument("--port", type=int, default=2181)
+    p.add_argument("--data-dir", type=Path, default=Path(".fauxka/zookeeper"))
+
+    p = sub.add_parser("up", help="start ZooKeeper and N brokers, wait until ready")
+    p.add_argument("--brokers", type=int, default=3)
+    p.add_argument("--zookeeper", metavar="HOST:PORT", help="use this ZooKeeper instead of starting one")
+    p.add_argument("--zookeeper-port", type=int, default=2181, help="port of the ZooKeeper it starts")
+    p.add_argument("--data-dir", type=Path, default=Path(".fauxka"))
+    p.add_argument("--base-port", type=int, default=9092, help="broker N listens on base + N - 1")
+    p.add_argument("--metrics-base-port", type=int, default=7070, help="broker N serves /metrics on base + N; 0 = off")
+    p.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
+                   help="a broker property for every broker; repeatable")
+    p.add_argument("--detach", action="store_true", help="return once ready; stop with `fauxka down`")
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for readiness")
+
+    p = sub.add_parser("down", help="stop a cluster started with `up --detach`")
+    p.add_argument("--data-dir", type=Path, default=Path(".fauxka"))
+
+    p = sub.add_parser("status", help="brokers, controller, epoch and topic count")
+    p.add_argument("--data-dir", type=Path, default=Path(".fauxka"))
+    p.add_argument("--bootstrap", metavar="HOST:PORT[,...]")
+    p.add_argument("--zookeeper", metavar="HOST:PORT")
+
+    args = parser.parse_args(argv)
+    if args.command == "broker":
+        return _broker(args)
+    if args.command == "zookeeper":
+        return _zookeeper(args)
+    if args.command == "up":
+        if args.brokers < 1:
+            parser.error("--brokers must be at least 1")
+        return launcher.up(launcher.UpOptions(
+            brokers=args.brokers, zookeeper=args.zookeeper, zookeeper_port=args.zookeeper_port,
+            data_dir=args.data_dir, base_port=args.base_port, metrics_base_port=args.metrics_base_port,
+            overrides=tuple(args.override), detach=args.detach, timeout_s=args.timeout))
+    if args.command == "down":
+        return launcher.down(args.data_dir)
+    return launcher.status(args.data_dir, args.bootstrap, args.zookeeper)
+
+
+def _broker(args) -> int:
+    from broker.app import run
+    from broker.config import ConfigError, load_config
+
+    try:
+        config = load_config(args.config, args.override)
+    except (ConfigError, OSError) as exc:
+        print(f"fauxka broker: {exc}", file=sys.stderr)
+        return 2
+    import uvloop
+
+    return uvloop.run(run(config))
+
+
+def _zookeeper(args) -> int:
+    try:
+        process = zookeeper.start(args.data_dir.resolve(), args.port)
+        zookeeper.wait_serving("127.0.0.1", args.port, 30, process)
+    except zookeeper.ZooKeeperError as exc:
+        print(f"fauxka zookeeper: {exc}", file=sys.stderr)
+        return 1
+    print(f"ZooKeeper serving on 127.0.0.1:{args.port} (log: {args.data_dir / 'zookeeper.log'})", flush=True)
+    try:
+        return process.wait()
+    except KeyboardInterrupt:
+        process.terminate()
+        return process.wait()

@@ -1,0 +1,231 @@
+"""`fauxka up` / `down` / `status`: a local cluster of ZooKeeper and N broker processes."""
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import probe, zookeeper
+
+STATE_FILE = "cluster.json"
+
+
+@dataclass
+class UpOptions:
+    brokers: int = 3
+    zookeeper: str | None = None  # host:port of a running ZooKeeper; None starts one
+    zookeeper_port: int = 2181
+    data_dir: Path = Path(".fauxka")
+    base_port: int = 9092
+    metrics_base_port: int = 7070  # broker N serves /metrics on base + N; 0 = off
+    overrides: tuple[str, ...] = ()
+    detach: bool = False
+    timeout_s: float = 60.0
+
+
+def broker_properties(broker_id: int, port: int, zk_connect: str, data_dir: Path, metrics_port: int) -> str:
+    return "\n".join([
+        f"broker.id={broker_id}",
+        f"listeners=PLAINTEXT://127.0.0.1:{port}",
+        f"zookeeper.connect={zk_connect}",
+        "zookeeper.session.timeout.ms=6000",
+        f"log.dirs={data_dir / f'broker-{broker_id}' / 'data'}",
+        f"log.file={data_dir / f'broker-{broker_id}.log'}",
+        f"metrics.port={metrics_port}",
+        "",
+    ])
+
+
+def _say(message: str) -> None:
+    print(message, flush=True)
+
+
+def up(opts: UpOptions) -> int:
+    started = time.monotonic()
+    data_dir = opts.data_dir.resolve()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    if _running_state(data_dir):
+        print(f"a cluster is already running from {data_dir} (stop it with: fauxka down --data-dir {opts.data_dir})",
+              file=sys.stderr)
+        return 1
+    state: dict = {"zookeeper": None, "brokers": []}
+    processes: list[subprocess.Popen] = []
+    try:
+        if opts.zookeeper:
+            zk_connect = opts.zookeeper
+        else:
+            _say(f"starting ZooKeeper on 127.0.0.1:{opts.zookeeper_port} ...")
+            zk = zookeeper.start(data_dir / "zookeeper", opts.zookeeper_port)
+            processes.append(zk)
+            state["zookeeper"] = {"pid": zk.pid, "port": opts.zookeeper_port}
+            zookeeper.wait_serving("127.0.0.1", opts.zookeeper_port, opts.timeout_s, zk)
+            zk_connect = f"127.0.0.1:{opts.zookeeper_port}"
+        state["zookeeper_connect"] = zk_connect
+        ids = list(range(1, opts.brokers + 1))
+        for broker_id in ids:
+            port = opts.base_port + broker_id - 1
+            metrics_port = opts.metrics_base_port + broker_id if opts.metrics_base_port else 0
+            proc = _start_broker(broker_id, port, zk_connect, data_dir, metrics_port, opts.overrides)
+            processes.append(proc)
+            state["brokers"].append({"id": broker_id, "pid": proc.pid, "port": port, "metrics_port": metrics_port})
+        _write_state(data_dir, state)
+        _say(f"started {len(ids)} brokers, waiting for registration, a controller and Metadata ...")
+        addresses = [("127.0.0.1", b["port"]) for b in state["brokers"]]
+        view = asyncio.run(probe.wait_ready(addresses, ids, opts.timeout_s))
+    except (zookeeper.ZooKeeperError, TimeoutError, OSError) as exc:
+        print(f"fauxka up failed: {exc} (logs in {data_dir})", file=sys.stderr)
+        _stop(state)
+        return 1
+    bootstrap = ",".join(f"{h}:{p}" for h, p in addresses)
+    _say(f"ready in {time.monotonic() - started:.2f}s: {len(ids)} brokers, controller {view.controller_id}, "
+         f"cluster id {view.cluster_id}")
+    _say(f"bootstrap: {bootstrap}")
+    if opts.detach:
+        return 0
+    return _supervise(state, processes)
+
+
+def _start_broker(broker_id: int, port: int, zk_connect: str, data_dir: Path, metrics_port: int,
+                  overrides: tuple[str, ...]) -> subprocess.Popen:
+    config = data_dir / f"broker-{broker_id}.properties"
+    config.write_text(broker_properties(broker_id, port, zk_connect, data_dir, metrics_port))
+    command = [sys.executable, "-m", "fauxka", "broker", "--config", str(config)]
+    for item in overrides:
+        command += ["--override", item]
+    out = open(data_dir / f"broker-{broker_id}.out", "ab")
+    return subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                            start_new_session=True)
+
+
+def _supervise(state: dict, processes: list[subprocess.Popen]) -> int:
+    """Foreground mode: until Ctrl-C, SIGTERM or a process dying, then stop everything."""
+    stop = {"signal": None}
+
+    def on_signal(signum, _frame):
+        stop["signal"] = signum
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    _say("press Ctrl-C to stop")
+    code = 0
+    while stop["signal"] is None:
+        dead = [p for p in processes if p.poll() is not None]
+        if dead:
+            print(f"process {dead[0].args[-1] if dead[0].args else dead[0].pid} exited with "
+                  f"{dead[0].returncode}; stopping the cluster", file=sys.stderr)
+            code = 1
+            break
+        time.sleep(0.2)
+    _say("stopping brokers, then ZooKeeper ...")
+    _stop(state)
+    return code
+
+
+def down(data_dir: Path) -> int:
+    data_dir = data_dir.resolve()
+    state = _read_state(data_dir)
+    if state is None:
+        print(f"no cluster state in {data_dir}", file=sys.stderr)
+        return 1
+    _stop(state)
+    _say("stopped")
+    return 0
+
+
+def _stop(state: dict, grace_s: float = 10.0) -> None:
+    """SIGTERM the brokers and wait (they deregister), then ZooKeeper."""
+    _terminate([b["pid"] for b in state.get("brokers", [])], grace_s)
+    if state.get("zookeeper"):
+        _terminate([state["zookeeper"]["pid"]], grace_s)
+    data_dir = state.get("data_dir")
+    if data_dir:
+        (Path(data_dir) / STATE_FILE).unlink(missing_ok=True)
+
+
+def _terminate(pids: list[int], grace_s: float) -> None:
+    for pid in pids:
+        _signal(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline and any(_alive(pid) for pid in pids):
+        time.sleep(0.05)
+    for pid in pids:
+        if _alive(pid):
+            _signal(pid, signal.SIGKILL)
+    for pid in pids:
+        _reap(pid)
+
+
+def _signal(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+def _reap(pid: int) -> None:
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
+
+
+def _alive(pid: int) -> bool:
+    _reap(pid)  # a zombie child of ours counts as gone
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split()[2] != "Z"
+    except OSError:
+        return True
+
+
+def _write_state(data_dir: Path, state: dict) -> None:
+    state["data_dir"] = str(data_dir)
+    (data_dir / STATE_FILE).write_text(json.dumps(state, indent=2))
+
+
+def _read_state(data_dir: Path) -> dict | None:
+    try:
+        return json.loads((data_dir / STATE_FILE).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _running_state(data_dir: Path) -> bool:
+    state = _read_state(data_dir)
+    if state is None:
+        return False
+    pids = [b["pid"] for b in state.get("brokers", [])] + ([state["zookeeper"]["pid"]] if state.get("zookeeper") else [])
+    return any(_alive(pid) for pid in pids)
+
+
+def status(data_dir: Path, bootstrap: str | None, zk_connect: str | None) -> int:
+    state = _read_state(data_dir.resolve()) or {}
+    if bootstrap is None:
+        if not state.get("brokers"):
+            print(f"no cluster state in {data_dir}; give --bootstrap host:port", file=sys.stderr)
+            return 1
+        bootstrap = ",".join(f"127.0.0.1:{b['port']}" for b in state["brokers"])
+    zk_connect = zk_connect or state.get("zookeeper_connect")
+    for address in bootstrap.split(","):
+        host, _, port = address.rpartition(":")
+        try:
+            view = asyncio.run(probe.metadata(host, int(port), 5.0))
+        except Exception as exc:
+            print(f"{address}: no answer ({exc!r})")
+            continue
+        epoch = asyncio.run(probe.controller_epoch(zk_connect, 5.0)) if zk_connect else None
+        print(f"cluster id: {view.cluster_id}")
+        print(f"brokers:    {', '.join(map(str, view.brokers))}")
+        print(f"controller: {view.controller_id}" + (f" (epoch {epoch})" if epoch is not None else ""))
+        print(f"topics:     {len(view.topics)}")
+        return 0
+    return 1

@@ -1,0 +1,196 @@
+"""Kafka's ZooKeeper paths and JSON payloads (ZK mode, as in kafka.zk.ZkData)."""
+
+import base64
+import json
+import time
+import uuid
+from dataclasses import dataclass, field
+
+BROKER_IDS = "/brokers/ids"
+TOPICS = "/brokers/topics"
+CONTROLLER = "/controller"
+CONTROLLER_EPOCH = "/controller_epoch"
+CLUSTER_ID = "/cluster/id"
+DELETE_TOPICS = "/admin/delete_topics"
+CONFIG_CHANGES = "/config/changes"
+
+# What a Kafka broker creates at start-up when missing.
+PERSISTENT_PATHS = (
+    "/consumers", BROKER_IDS, TOPICS, "/brokers/seqid", CONFIG_CHANGES, "/config/topics",
+    "/config/clients", "/config/users", "/config/brokers", "/config/ips", DELETE_TOPICS,
+    "/isr_change_notification", "/latest_producer_id_block", "/log_dir_event_notification",
+)
+
+
+def broker_path(broker_id: int) -> str:
+    return f"{BROKER_IDS}/{broker_id}"
+
+
+def topic_path(topic: str) -> str:
+    return f"{TOPICS}/{topic}"
+
+
+def partitions_path(topic: str) -> str:
+    return f"{TOPICS}/{topic}/partitions"
+
+
+def partition_path(topic: str, partition: int) -> str:
+    return f"{TOPICS}/{topic}/partitions/{partition}"
+
+
+def partition_state_path(topic: str, partition: int) -> str:
+    return f"{TOPICS}/{topic}/partitions/{partition}/state"
+
+
+def _now_ms() -> str:
+    return str(int(time.time() * 1000))
+
+
+def _json(obj) -> bytes:
+    return json.dumps(obj, separators=(",", ":")).encode()
+
+
+def uuid_to_kafka(u: uuid.UUID) -> str:
+    """Kafka's Uuid.toString: URL-safe base64 without padding."""
+    return base64.urlsafe_b64encode(u.bytes).rstrip(b"=").decode()
+
+
+def uuid_from_kafka(s: str) -> uuid.UUID:
+    return uuid.UUID(bytes=base64.urlsafe_b64decode(s + "=" * (-len(s) % 4)))
+
+
+# --- brokers -----------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class BrokerEndpoint:
+    listener: str
+    host: str
+    port: int
+    security_protocol: str
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerRegistration:
+    broker_id: int
+    endpoints: tuple[BrokerEndpoint, ...]
+    rack: str | None = None
+    features: dict = field(default_factory=dict)
+
+    def endpoint(self, listener: str) -> BrokerEndpoint | None:
+        return next((ep for ep in self.endpoints if ep.listener == listener), None)
+
+
+def encode_broker(reg: BrokerRegistration) -> bytes:
+    plaintext = next((ep for ep in reg.endpoints if ep.security_protocol == "PLAINTEXT"), None)
+    payload = {
+        "features": reg.features,
+        "listener_security_protocol_map": {ep.listener: ep.security_protocol for ep in reg.endpoints},
+        "endpoints": [f"{ep.listener}://{_host(ep.host)}:{ep.port}" for ep in reg.endpoints],
+        "jmx_port": -1,
+        "port": plaintext.port if plaintext else -1,
+        "host": plaintext.host if plaintext else None,
+        "version": 5,
+        "timestamp": _now_ms(),
+    }
+    if reg.rack is not None:
+        payload["rack"] = reg.rack
+    return _json(payload)
+
+
+def _host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
+def decode_broker(broker_id: int, data: bytes) -> BrokerRegistration:
+    payload = json.loads(data)
+    protocols = payload.get("listener_security_protocol_map") or {}
+    endpoints = []
+    for uri in payload.get("endpoints", []):
+        listener, _, rest = uri.partition("://")
+        host, _, port = rest.rpartition(":")
+        endpoints.append(BrokerEndpoint(listener, host.strip("[]"), int(port), protocols.get(listener, listener)))
+    return BrokerRegistration(broker_id, tuple(endpoints), payload.get("rack"), payload.get("features") or {})
+
+
+# --- controller --------------------------------------------------------------
+
+def encode_controller(broker_id: int) -> bytes:
+    return _json({"version": 1, "brokerid": broker_id, "timestamp": _now_ms()})
+
+
+def decode_controller(data: bytes) -> int:
+    return int(json.loads(data)["brokerid"])
+
+
+def encode_epoch(epoch: int) -> bytes:
+    return str(epoch).encode()
+
+
+def decode_epoch(data: bytes) -> int:
+    return int(data.decode())
+
+
+# --- cluster id --------------------------------------------------------------
+
+def new_cluster_id() -> str:
+    return uuid_to_kafka(uuid.uuid4())
+
+
+def encode_cluster_id(cluster_id: str) -> bytes:
+    return _json({"version": "1", "id": cluster_id})
+
+
+def decode_cluster_id(data: bytes) -> str:
+    return json.loads(data)["id"]
+
+
+# --- topics ------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class TopicAssignment:
+    topic_id: uuid.UUID | None
+    partitions: dict[int, list[int]]  # partition -> replicas
+
+
+def encode_topic(assignment: TopicAssignment) -> bytes:
+    payload = {
+        "version": 3,
+        "partitions": {str(p): r for p, r in sorted(assignment.partitions.items())},
+        "adding_replicas": {},
+        "removing_replicas": {},
+    }
+    if assignment.topic_id is not None:
+        payload["topic_id"] = uuid_to_kafka(assignment.topic_id)
+    return _json(payload)
+
+
+def decode_topic(data: bytes) -> TopicAssignment:
+    payload = json.loads(data)
+    topic_id = payload.get("topic_id")
+    return TopicAssignment(
+        uuid_from_kafka(topic_id) if topic_id else None,
+        {int(p): list(r) for p, r in payload.get("partitions", {}).items()},
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionState:
+    leader: int
+    leader_epoch: int
+    controller_epoch: int
+    isr: list[int]
+
+
+def encode_partition_state(state: PartitionState) -> bytes:
+    return _json({
+        "controller_epoch": state.controller_epoch,
+        "leader": state.leader,
+        "version": 1,
+        "leader_epoch": state.leader_epoch,
+        "isr": state.isr,
+    })
+
+
+def decode_partition_state(data: bytes) -> PartitionState:
+    p = json.loads(data)
+    return PartitionState(int(p["leader"]), int(p["leader_epoch"]), int(p["controller_epoch"]), list(p["isr"]))
