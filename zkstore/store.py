@@ -76,6 +76,7 @@ class MultiFailed(Exception):
 
 class ZkStore:
     def __init__(self, hosts: str, session_timeout_ms: int, log: Any):
+        self._hosts = hosts
         self._client = KazooClient(
             hosts=hosts,
             timeout=session_timeout_ms / 1000,
@@ -93,11 +94,25 @@ class ZkStore:
     async def start(self, timeout_s: float) -> None:
         self._loop = asyncio.get_running_loop()
         try:
+            await self._loop.run_in_executor(None, self._create_chroot, timeout_s)
             await self._loop.run_in_executor(None, lambda: self._client.start(timeout=timeout_s))
         except KazooTimeoutError:
             await self.stop()
             raise ZkUnavailable(f"could not connect to ZooKeeper within {timeout_s:.1f}s") from None
         self._last_session = self.session_id
+
+    def _create_chroot(self, timeout_s: float) -> None:
+        """Kafka creates a missing chroot (host:port/chroot) before using it; so do we."""
+        servers, slash, chroot = self._hosts.partition("/")
+        if not slash or not chroot.strip("/"):
+            return
+        bare = KazooClient(hosts=servers)
+        try:
+            bare.start(timeout=timeout_s)
+            bare.ensure_path("/" + chroot.strip("/"))
+        finally:
+            bare.stop()
+            bare.close()
 
     async def stop(self) -> None:
         for watch in list(self._watches):

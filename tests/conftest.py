@@ -1,0 +1,37 @@
+import pytest
+
+from tests.harness import Cluster, ZooKeeperServer
+
+
+@pytest.fixture(scope="session")
+def zookeeper(tmp_path_factory):
+    server = ZooKeeperServer(tmp_path_factory.mktemp("zookeeper"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def cluster(zookeeper, tmp_path_factory):
+    """The shared 3-broker cluster for every test that does not break things."""
+    shared = Cluster(zookeeper, tmp_path_factory.mktemp("shared-cluster"))
+    shared.start()
+    yield shared
+    shared.stop()
+
+
+@pytest.fixture
+def make_cluster(zookeeper, tmp_path):
+    """A private cluster for a test that kills, pauses or reconfigures brokers."""
+    made: list[Cluster] = []
+
+    def make(size: int = 3, overrides: dict[str, str] | None = None, start: bool = True) -> Cluster:
+        cluster = Cluster(zookeeper, tmp_path / f"cluster-{len(made)}", size, overrides)
+        made.append(cluster)
+        if start:
+            cluster.start()
+        return cluster
+
+    yield make
+    for cluster in made:
+        cluster.stop()

@@ -1,0 +1,153 @@
+"""Real processes for the tests: a ZooKeeper server and broker processes.
+
+Every cluster lives under its own ZooKeeper chroot, so one ZooKeeper serves
+the shared cluster and every disruptive test's private one.
+"""
+
+import asyncio
+import itertools
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import structlog
+
+from fauxka import probe, zookeeper
+from zkstore import ZkStore
+
+SESSION_TIMEOUT_MS = 2000
+_chroots = itertools.count(1)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class ZooKeeperServer:
+    def __init__(self, data_dir: Path):
+        self.data_dir = data_dir
+        self.port = free_port()
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        self.process = zookeeper.start(self.data_dir, self.port)
+        zookeeper.wait_serving("127.0.0.1", self.port, 30, self.process)
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(10)
+
+    @property
+    def connect(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+
+class BrokerProcess:
+    def __init__(self, broker_id: int, zk_connect: str, work_dir: Path, overrides: dict[str, str]):
+        self.broker_id = broker_id
+        self.port = free_port()
+        self.metrics_port = free_port()
+        self.work_dir = work_dir
+        self.config = work_dir / f"broker-{broker_id}.properties"
+        self.log_file = work_dir / f"broker-{broker_id}.log"
+        self.out_file = work_dir / f"broker-{broker_id}.out"
+        props = {
+            "broker.id": str(broker_id),
+            "listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
+            "zookeeper.connect": zk_connect,
+            "zookeeper.session.timeout.ms": str(SESSION_TIMEOUT_MS),
+            "log.dirs": str(work_dir / f"data-{broker_id}"),
+            "log.file": str(self.log_file),
+            "metrics.port": str(self.metrics_port),
+            **overrides,
+        }
+        self.config.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        out = open(self.out_file, "ab")
+        self.process = subprocess.Popen([sys.executable, "-m", "fauxka", "broker", "--config", str(self.config)],
+                                        stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+
+    def signal(self, sig: int) -> None:
+        if self.process and self.process.poll() is None:
+            os.kill(self.process.pid, sig)
+
+    def stop(self, timeout_s: float = 10) -> None:
+        if self.process is None:
+            return
+        self.signal(signal.SIGCONT)
+        self.signal(signal.SIGTERM)
+        try:
+            self.process.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(5)
+
+    @property
+    def address(self) -> tuple[str, int]:
+        return ("127.0.0.1", self.port)
+
+
+class Cluster:
+    def __init__(self, zk: ZooKeeperServer, work_dir: Path, size: int = 3, overrides: dict[str, str] | None = None):
+        self.zk = zk
+        self.chroot = f"/fauxka-test-{os.getpid()}-{next(_chroots)}"
+        self.zk_connect = zk.connect + self.chroot
+        work_dir.mkdir(parents=True, exist_ok=True)
+        self.brokers = {i: BrokerProcess(i, self.zk_connect, work_dir, overrides or {}) for i in range(1, size + 1)}
+
+    def start(self, timeout_s: float = 30) -> probe.ClusterView:
+        for broker in self.brokers.values():
+            broker.start()
+        return self.wait_ready(timeout_s)
+
+    def wait_ready(self, timeout_s: float = 30, ids: list[int] | None = None) -> probe.ClusterView:
+        ids = ids or list(self.brokers)
+        addresses = [self.brokers[i].address for i in ids]
+        return asyncio.run(probe.wait_ready(addresses, ids, timeout_s))
+
+    def stop(self) -> None:
+        for broker in self.brokers.values():
+            broker.stop()
+
+    @property
+    def bootstrap(self) -> str:
+        return ",".join(f"{h}:{p}" for h, p in (b.address for b in self.brokers.values()))
+
+    def metadata(self, broker_id: int) -> probe.ClusterView:
+        return asyncio.run(probe.metadata(*self.brokers[broker_id].address, 5.0))
+
+    def zk_get(self, path: str) -> bytes | None:
+        """Read a znode of this cluster (inside its chroot) through zkstore."""
+        async def read():
+            store = ZkStore(self.zk_connect, 10000, structlog.get_logger())
+            await store.start(10)
+            try:
+                got = await store.get(path)
+                return got[0] if got else None
+            finally:
+                await store.stop()
+        return asyncio.run(read())
+
+
+def wait_for(predicate, timeout_s: float, interval_s: float = 0.05, what: str = "condition"):
+    """Poll `predicate` until it returns a truthy value; the value, or AssertionError at the deadline."""
+    deadline = time.monotonic() + timeout_s
+    last = None
+    while time.monotonic() < deadline:
+        try:
+            last = predicate()
+            if last:
+                return last
+        except Exception as exc:  # the thing polled may be down right now
+            last = exc
+        time.sleep(interval_s)
+    raise AssertionError(f"{what} not reached within {timeout_s}s (last: {last!r})")

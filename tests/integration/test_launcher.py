@@ -1,0 +1,33 @@
+"""`fauxka up --detach`, `status` and `down` as a user runs them."""
+
+import subprocess
+import sys
+
+from tests.harness import free_port
+
+
+def fauxka(*args, timeout=90):
+    return subprocess.run([sys.executable, "-m", "fauxka", *args], capture_output=True, text=True, timeout=timeout)
+
+
+def test_up_status_down(tmp_path):
+    zk_port, base = free_port(), free_port()
+    data_dir = tmp_path / "cluster"
+    up = fauxka("up", "--brokers", "2", "--data-dir", str(data_dir), "--zookeeper-port", str(zk_port),
+                "--base-port", str(base), "--metrics-base-port", "0", "--detach", "--timeout", "60")
+    try:
+        assert up.returncode == 0, up.stderr
+        assert f"bootstrap: 127.0.0.1:{base},127.0.0.1:{base + 1}" in up.stdout
+        assert "ready in" in up.stdout
+        again = fauxka("up", "--data-dir", str(data_dir), "--detach")
+        assert again.returncode == 1 and "already running" in again.stderr
+        status = fauxka("status", "--data-dir", str(data_dir))
+        assert status.returncode == 0, status.stderr
+        assert "brokers:    1, 2" in status.stdout
+        assert "(epoch 1)" in status.stdout
+    finally:
+        down = fauxka("down", "--data-dir", str(data_dir))
+    assert down.returncode == 0, down.stderr
+    assert not (data_dir / "cluster.json").exists()
+    after = fauxka("status", "--bootstrap", f"127.0.0.1:{base}")
+    assert "no answer" in after.stdout

@@ -1,0 +1,32 @@
+"""The /metrics endpoint and the JSON log lines of a running broker."""
+
+import json
+import urllib.request
+
+
+def scrape(broker) -> str:
+    with urllib.request.urlopen(f"http://127.0.0.1:{broker.metrics_port}/metrics", timeout=5) as response:
+        return response.read().decode()
+
+
+def test_metrics_show_exactly_one_active_controller(cluster):
+    controller = cluster.metadata(1).controller_id
+    for broker_id, broker in cluster.brokers.items():
+        text = scrape(broker)
+        expected = "1.0" if broker_id == controller else "0.0"
+        assert f"fauxka_controller_active {expected}" in text
+        assert 'fauxka_zookeeper_session_state{state="connected"} 1.0' in text
+
+
+def test_metrics_count_requests_by_api(cluster):
+    cluster.metadata(3)
+    text = scrape(cluster.brokers[3])
+    assert 'fauxka_requests_total{api="metadata",error="0",version="12"}' in text
+    assert "fauxka_request_seconds_bucket" in text
+
+
+def test_log_lines_are_json_with_the_broker_id(cluster):
+    lines = cluster.brokers[1].log_file.read_text().splitlines()
+    events = [json.loads(line) for line in lines if line.startswith("{\"broker_id")]
+    assert any(e["event"] == "broker started" for e in events)
+    assert all(e["broker_id"] == 1 for e in events)
