@@ -1,0 +1,62 @@
+import io
+
+import pytest
+from kio.serial import entity_writer
+
+from broker.protocol import api_table
+from broker.protocol.build import build
+from broker.protocol.codec import (RequestParseError, decode_request, decode_response, encode_request,
+                                   encode_response, peek, request_schema, response_schema)
+
+
+def test_api_table_versions_exist_in_kio():
+    for api in api_table.TABLE.values():
+        for version in range(api.min_version, api.max_version + 1):
+            assert request_schema(api.key, version).__api_key__ == api.key
+            assert response_schema(api.key, version).__version__ == version
+
+
+def test_api_table_handlers_resolve():
+    for api in api_table.TABLE.values():
+        assert callable(api.handler)
+
+
+def test_request_round_trip_keeps_the_original_frame():
+    request = build(request_schema(3, 12), {"topics": None, "allow_auto_topic_creation": False,
+                                            "include_topic_authorized_operations": False})
+    framed = encode_request(request, correlation_id=9, client_id="me")
+    frame = framed[4:]
+    assert peek(frame) == (3, 12, 9)
+    parsed = decode_request(frame, api_table.lookup(3), 12)
+    assert parsed.body == request
+    assert parsed.client_id == "me" and parsed.correlation_id == 9
+    assert parsed.frame == frame
+
+
+def test_truncated_request_is_a_parse_error():
+    request = build(request_schema(18, 3), {"client_software_name": "a", "client_software_version": "b"})
+    frame = encode_request(request, 1, "c")[4:]
+    with pytest.raises(RequestParseError):
+        decode_request(frame[:-3], api_table.lookup(18), 3)
+    with pytest.raises(RequestParseError):
+        peek(frame[:5])
+
+
+def test_build_drops_fields_a_version_lacks_and_converts_codes():
+    values = {"throttle_time": 5, "brokers": [{"node_id": 1, "host": "h", "port": 1, "rack": "r"}],
+              "cluster_id": "c", "controller_id": 1,
+              "topics": [{"error_code": 3, "name": "t", "is_internal": False, "partitions": [],
+                          "topic_authorized_operations": 0}]}
+    v0 = build(response_schema(3, 0), values)
+    assert not hasattr(v0, "cluster_id")
+    assert int(v0.topics[0].error_code) == 3
+    v12 = build(response_schema(3, 12), {**values, "topics": [{**values["topics"][0], "topic_id": None}]})
+    assert v12.throttle_time.total_seconds() == 0.005
+    assert v12.brokers[0].rack == "r"
+
+
+def test_api_versions_response_uses_header_v0_even_when_flexible():
+    response = build(response_schema(18, 3), {"error_code": 0, "api_keys": [], "throttle_time": 0})
+    framed = encode_response(77, response)
+    assert framed[4:8] == (77).to_bytes(4, "big")
+    assert decode_response(framed[4:], request_schema(18, 3)) == (77, response)
