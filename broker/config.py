@@ -65,6 +65,15 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
         _key("log.level", "string", "INFO",
              lambda v: None if v.upper() in ("DEBUG", "INFO", "WARNING", "ERROR") else "Must be DEBUG, INFO, WARNING or ERROR",
              "fauxka: log level."),
+        _key("create.topic.policy.class.name", "string", None,
+             doc="KIP-108 CreateTopicPolicy, as a Python import path `package.module:Class`."),
+        _key("alter.config.policy.class.name", "string", None,
+             doc="KIP-108 AlterConfigPolicy, as a Python import path `package.module:Class`."),
+        _key("topic.actions.policy.class.name", "string", None,
+             doc="fauxka: KIP-201 TopicActionsPolicy (replaces the two keys above; setting both is an error)."),
+        _key("fauxka.admin.blocking", "string", "local",
+             lambda v: None if v in ("local", "cluster") else "Must be local or cluster",
+             "fauxka: admin writes complete when the controller's cache shows them (local) or every live broker's (cluster)."),
         _key("metrics.port", "int", 0, at_least(0), "fauxka: Prometheus /metrics port; 0 = off."),
         _key("metrics.host", "string", "127.0.0.1", doc="fauxka: address the /metrics endpoint binds."),
         # Kafka keys commonly found in server.properties that fauxka accepts without acting on them.
@@ -89,6 +98,9 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
     )
 }
 
+# Key families passed through to plugins (policies read their own settings).
+PASSTHROUGH_PREFIXES = ("fauxka.policy.",)
+
 _LISTENER = re.compile(r"^([A-Za-z0-9_]+)://(\[[0-9a-fA-F:.]+\]|[^:\[\]]*):(\d+)$")
 
 
@@ -107,9 +119,10 @@ class Endpoint:
 class BrokerConfig:
     """Parsed, validated broker configuration."""
 
-    def __init__(self, values: dict[str, Any], unknown: dict[str, str]):
+    def __init__(self, values: dict[str, Any], unknown: dict[str, str], originals: dict[str, str]):
         self._values = values
         self.unknown = unknown
+        self.originals = originals  # every key as written: what plugins' configure() receives
         self.protocol_map = _protocol_map(values["listener.security.protocol.map"])
         self.listeners = _endpoints("listeners", values["listeners"], self.protocol_map)
         advertised = values["advertised.listeners"]
@@ -147,7 +160,8 @@ def load_config(path: str | Path | None, overrides: list[str] = ()) -> BrokerCon
 
 def config_from_dict(raw: dict[str, str]) -> BrokerConfig:
     values: dict[str, Any] = {}
-    unknown = {k: v for k, v in raw.items() if k not in BROKER_CONFIGS}
+    unknown = {k: v for k, v in raw.items()
+               if k not in BROKER_CONFIGS and not k.startswith(PASSTHROUGH_PREFIXES)}
     for name, key in BROKER_CONFIGS.items():
         if name in raw:
             values[name] = _convert(key, raw[name])
@@ -160,7 +174,7 @@ def config_from_dict(raw: dict[str, str]) -> BrokerConfig:
         values["log.dirs"] = [values["log.dir"]]
     if values["zookeeper.connection.timeout.ms"] is None:
         values["zookeeper.connection.timeout.ms"] = values["zookeeper.session.timeout.ms"]
-    return BrokerConfig(values, unknown)
+    return BrokerConfig(values, unknown, dict(raw))
 
 
 def _convert(key: ConfigKey, text: str) -> Any:
