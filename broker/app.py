@@ -7,7 +7,9 @@ import socket
 import sys
 from typing import Any
 
+from controller.admin import AdminController
 from controller.election import ControllerElection
+from controller.policy import PolicyConfigError
 from zkstore import NodeExists, SessionState, ZkStore, ZkUnavailable
 from zkstore import paths as zp
 
@@ -28,6 +30,7 @@ class Broker:
         self.zk = ZkStore(config["zookeeper.connect"], config["zookeeper.session.timeout.ms"], log)
         self.cache = MetadataCache(self.zk, log)
         self.election = ControllerElection(self.zk, self.broker_id, log, self._controller_changed)
+        self.admin = AdminController(self.zk, self.cache, self.election, config, log)
         self.server = Server(self)
         self._stopped = asyncio.Event()
         self._fatal: BaseException | None = None
@@ -77,6 +80,8 @@ class Broker:
     def _controller_changed(self, active: bool) -> None:
         self.metrics.controller_active.set(1 if active else 0)
         self.metrics.controller_epoch.set(self.election.epoch)
+        if active:
+            self._spawn(self.admin.resume_deletions(), "resume-deletions")
 
     def _on_session(self, state: SessionState) -> None:
         self.metrics.set_zk_state(state.value)
@@ -117,6 +122,7 @@ class Broker:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         await self.election.stop()
         await self.server.stop()
+        self.admin.close()
         self.cache.stop()
         await self.zk.stop()  # closing the session removes our ephemeral nodes at once
         self.metrics.stop()
@@ -127,7 +133,12 @@ async def run(config: BrokerConfig) -> int:
     log = logs.configure(config["log.level"], config["log.file"], broker_id=config.broker_id)
     for key, value in config.unknown.items():
         log.warning("unknown configuration key", key=key, value=value)
-    broker = Broker(config, log)
+    try:
+        broker = Broker(config, log)
+    except PolicyConfigError as exc:
+        log.error("broker failed", error=str(exc))
+        print(f"fauxka broker {config.broker_id}: {exc}", file=sys.stderr)
+        return 2
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, broker.request_stop)

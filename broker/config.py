@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from controller.topic_configs import BROKER_SYNONYM_KEYS, ConfigValidationError, validate_broker_synonym
+
 from .properties import parse_properties
 
 
@@ -61,6 +63,7 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
         _key("request.timeout.ms", "int", 30000, at_least(0), "Forwarding deadline to the controller."),
         _key("log.dirs", "list", None, doc="Data directories (fauxka keeps no logs there yet)."),
         _key("log.dir", "string", "/tmp/kafka-logs", doc="Used when log.dirs is not set."),
+        _key("audit.log.file", "string", None, doc="fauxka: the controller's audit trail (JSON lines) goes here too."),
         _key("log.file", "string", None, doc="fauxka: JSON log lines go here instead of stderr."),
         _key("log.level", "string", "INFO",
              lambda v: None if v.upper() in ("DEBUG", "INFO", "WARNING", "ERROR") else "Must be DEBUG, INFO, WARNING or ERROR",
@@ -88,8 +91,6 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
                 ("offsets.topic.replication.factor", "int", 3),
                 ("transaction.state.log.replication.factor", "int", 3),
                 ("transaction.state.log.min.isr", "int", 2),
-                ("log.retention.hours", "int", 168),
-                ("log.segment.bytes", "int", 1073741824),
                 ("log.retention.check.interval.ms", "int", 300000),
                 ("group.initial.rebalance.delay.ms", "int", 3000),
                 ("controlled.shutdown.enable", "bool", True),
@@ -161,7 +162,12 @@ def load_config(path: str | Path | None, overrides: list[str] = ()) -> BrokerCon
 def config_from_dict(raw: dict[str, str]) -> BrokerConfig:
     values: dict[str, Any] = {}
     unknown = {k: v for k, v in raw.items()
-               if k not in BROKER_CONFIGS and not k.startswith(PASSTHROUGH_PREFIXES)}
+               if k not in BROKER_CONFIGS and k not in BROKER_SYNONYM_KEYS and not k.startswith(PASSTHROUGH_PREFIXES)}
+    for name in raw.keys() & BROKER_SYNONYM_KEYS.keys():  # topic defaults: checked here, used by the controller
+        try:
+            validate_broker_synonym(name, raw[name])
+        except ConfigValidationError as exc:
+            raise ConfigError(exc.message) from None
     for name, key in BROKER_CONFIGS.items():
         if name in raw:
             values[name] = _convert(key, raw[name])

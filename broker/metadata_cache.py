@@ -22,6 +22,7 @@ class MetadataCache:
         self.topics: dict[str, zp.TopicAssignment] = {}
         self.partition_states: dict[tuple[str, int], zp.PartitionState] = {}
         self.deleting: set[str] = set()
+        self.topic_configs: dict[str, dict[str, str]] = {}  # overrides from /config/topics/<t>
         self._watches: dict[str, Any] = {}
         self._unsynced: set[str] = set()
         self._synced = asyncio.Event()
@@ -139,10 +140,13 @@ class MetadataCache:
             self._drop_topic(gone)
         for name in names - set(self.topics):
             self._watch("data", zp.topic_path(name), lambda v, t=name: self._on_topic(t, v))
+            self._watch("data", zp.entity_config_path("topics", name), lambda v, t=name: self._on_topic_config(t, v))
 
     def _drop_topic(self, topic: str) -> None:
         assignment = self.topics.pop(topic, None)
         self._unwatch(zp.topic_path(topic))
+        self._unwatch(zp.entity_config_path("topics", topic))
+        self.topic_configs.pop(topic, None)
         for partition in (assignment.partitions if assignment else ()):
             self._unwatch(zp.partition_state_path(topic, partition))
             self.partition_states.pop((topic, partition), None)
@@ -163,6 +167,14 @@ class MetadataCache:
             self._watch("data", zp.partition_state_path(topic, partition),
                         lambda v, t=topic, p=partition: self._on_partition_state(t, p, v))
         self._emit(("topic", topic))
+
+    def _on_topic_config(self, topic: str, value: tuple[bytes, Stat] | None) -> None:
+        try:
+            self.topic_configs[topic] = zp.decode_entity_config(value[0]) if value else {}
+        except (ValueError, KeyError) as exc:
+            self._log.error("bad topic config znode", topic=topic, error=repr(exc))
+            return
+        self._emit(("topic_config", topic))
 
     def _on_partition_state(self, topic: str, partition: int, value: tuple[bytes, Stat] | None) -> None:
         if value is None:

@@ -110,6 +110,10 @@ class ControllerElection:
         data, stat = current
         return zp.decode_epoch(data), stat.version
 
+    def resign(self, reason: str) -> None:
+        """Stop acting as controller at once (a fenced write found the epoch moved)."""
+        self._resign(reason)
+
     def _resign(self, reason: str) -> None:
         if not self.active:
             return

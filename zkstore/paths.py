@@ -194,3 +194,29 @@ def encode_partition_state(state: PartitionState) -> bytes:
 def decode_partition_state(data: bytes) -> PartitionState:
     p = json.loads(data)
     return PartitionState(int(p["leader"]), int(p["leader_epoch"]), int(p["controller_epoch"]), list(p["isr"]))
+
+
+# --- entity configs ------------------------------------------------------------
+
+def entity_config_path(entity_type: str, name: str) -> str:
+    """entity_type: topics | brokers | users | clients | ips."""
+    return f"/config/{entity_type}/{name}"
+
+
+def encode_entity_config(config: dict[str, str]) -> bytes:
+    return _json({"version": 1, "config": config})
+
+
+def decode_entity_config(data: bytes) -> dict[str, str]:
+    return dict(json.loads(data).get("config") or {})
+
+
+def encode_config_change(entity_path: str) -> bytes:
+    return _json({"version": 2, "entity_path": entity_path})
+
+
+CONFIG_CHANGE_PREFIX = f"{CONFIG_CHANGES}/config_change_"
+
+
+def delete_topic_path(topic: str) -> str:
+    return f"{DELETE_TOPICS}/{topic}"

@@ -37,6 +37,8 @@ TABLE: dict[int, Api] = {
     for api in (
         Api(3, "metadata", 0, 12),
         Api(18, "api_versions", 0, 4),
+        Api(19, "create_topics", 2, 7, forwardable=True, controller_only=True),
+        Api(20, "delete_topics", 1, 6, forwardable=True, controller_only=True),
         Api(60, "describe_cluster", 0, 1),
     )
 }

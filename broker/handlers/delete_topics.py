@@ -1,0 +1,52 @@
+"""DeleteTopics v1-v6 (by name, or by topic id from v6)."""
+
+from ..protocol.build import build
+from ..protocol.codec import response_schema
+from .admin_common import NOT_CONTROLLER, ZERO_UUID, admin, caller, timeout_ms
+
+_KEY = 20
+INVALID_REQUEST, UNKNOWN_TOPIC_OR_PARTITION, TOPIC_DELETION_DISABLED, UNKNOWN_TOPIC_ID = 42, 3, 73, 100
+
+
+def _requested(ctx, request) -> list[tuple[str | None, object]]:
+    if ctx.version >= 6:
+        return [(t.name, t.topic_id or ZERO_UUID) for t in request.topics]
+    return [(name, ZERO_UUID) for name in request.topic_names]
+
+
+async def handle(ctx, request):
+    requested = _requested(ctx, request)
+    controller = admin(ctx)
+    if controller is None:
+        results = [_result(name, tid, NOT_CONTROLLER) for name, tid in requested]
+    elif not ctx.config["delete.topic.enable"]:
+        code = INVALID_REQUEST if ctx.version < 3 else TOPIC_DELETION_DISABLED
+        results = [_result(name, tid, code) for name, tid in requested]
+    elif any(name is not None and tid != ZERO_UUID for name, tid in requested):
+        message = "Topic name and topic ID can not both be specified."
+        results = [_result(name, tid, INVALID_REQUEST, message) for name, tid in requested]
+    else:
+        results = []
+        to_delete = []
+        for name, tid in requested:
+            if tid != ZERO_UUID:
+                name = ctx.cache.topic_by_id(tid)
+                if name is None:
+                    results.append(_result(None, tid, UNKNOWN_TOPIC_ID))
+                    continue
+            if name not in ctx.cache.topics:
+                results.append(_result(name, tid, UNKNOWN_TOPIC_OR_PARTITION))
+                continue
+            results.append(_result(name, tid, 0))
+            to_delete.append(name)
+        if to_delete:
+            outcomes = await controller.delete_topics(list(dict.fromkeys(to_delete)), timeout_ms(request), caller(ctx))
+            for result in results:
+                outcome = outcomes.get(result["name"]) if result["error_code"] == 0 else None
+                if outcome is not None:
+                    result["error_code"], result["error_message"] = outcome.error_code, outcome.error_message
+    return build(response_schema(_KEY, ctx.version), {"throttle_time": 0, "responses": results})
+
+
+def _result(name, topic_id, code: int, message: str | None = None) -> dict:
+    return {"name": name, "topic_id": topic_id, "error_code": code, "error_message": message}

@@ -1,0 +1,281 @@
+"""The controller's admin plane: validate, ask the policy, write fenced, wait.
+
+The handlers translate wire messages to and from the plain data used here;
+nothing in this module knows a socket or a byte of Kafka's protocol.
+"""
+
+import random
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from zkstore import MultiFailed, NodeExists, ZkUnavailable
+from zkstore import paths as zp
+from zkstore.fenced import ControllerMoved, FencedWriter
+from zkstore.store import Op
+
+from . import errors as E
+from .assignment import BrokerMeta, metadata_cache_broker_order
+from .audit import AuditLog, Caller
+from .errors import AdminError
+from .policy import PolicyViolation, TopicAction, TopicActionRequest, TopicState, load_policies
+from .purgatory import Purgatory
+from .topics import ClusterView, NewTopic, TopicPlan, creation_ops, plan_create
+
+MAX_OPS_PER_MULTI = 2000  # well under ZooKeeper's 1 MB jute.maxbuffer
+
+
+@dataclass
+class TopicOutcome:
+    name: str
+    error_code: int = E.NONE
+    error_message: str | None = None
+    plan: TopicPlan | None = None
+
+
+class AdminController:
+    def __init__(self, zk, cache, election, config, log: Any):
+        self._cache = cache
+        self._election = election
+        self._config = config
+        self._log = log.bind(component="admin")
+        self.writer = FencedWriter(zk, lambda: election.epoch_zk_version)
+        self.policies = load_policies(config.originals)
+        self.audit = AuditLog(config["audit.log.file"], log)
+        self._purgatory = Purgatory(cache.subscribe)
+        self._rng = random.Random()
+
+    def close(self) -> None:
+        self._purgatory.close()
+        self.policies.close()
+        self.audit.close()
+
+    @property
+    def active(self) -> bool:
+        return self._election.active
+
+    def view(self) -> ClusterView:
+        cache = self._cache
+        return ClusterView(
+            # Kafka hands CreateTopics its live brokers in its metadata cache's (hash) order
+            brokers=[BrokerMeta(b, cache.brokers[b].rack) for b in metadata_cache_broker_order(list(cache.brokers))],
+            topics=set(cache.topics), deleting=set(cache.deleting),
+            default_partitions=self._config["num.partitions"],
+            default_replication_factor=self._config["default.replication.factor"],
+        )
+
+    # --- DeleteTopics ------------------------------------------------------------
+
+    async def delete_topics(self, names: list[str], timeout_ms: int, caller: Caller) -> dict[str, TopicOutcome]:
+        """Mark, then delete, existing topics; `names` are known to the cache. Outcomes by name."""
+        started = time.perf_counter()
+        outcomes = {name: TopicOutcome(name) for name in names}
+        marked = []
+        for name in names:
+            try:
+                self._check_policy(TopicAction.DELETE, name, self._current_state(name), None, caller, False)
+                await self._mark_for_deletion(name)
+                marked.append(name)
+            except AdminError as exc:
+                outcomes[name].error_code, outcomes[name].error_message = exc.code, exc.message
+            except ControllerMoved as exc:
+                self._election.resign(str(exc))
+                outcomes[name].error_code = E.NOT_CONTROLLER
+            except ZkUnavailable:
+                outcomes[name].error_code = E.REQUEST_TIMED_OUT
+        for name in marked:
+            await self._complete_deletion(name)
+        done = set()
+        if marked and timeout_ms > 0:
+            done = await self._purgatory.wait(set(marked), self._gone, timeout_ms / 1000)
+        for name in marked:
+            if name not in done:
+                outcomes[name].error_code = E.REQUEST_TIMED_OUT
+        latency_ms = (time.perf_counter() - started) * 1000
+        for outcome in outcomes.values():
+            self.audit.record(caller, resource_type="TOPIC", resource_name=outcome.name, action="DELETE",
+                              validate_only=False, error_code=outcome.error_code,
+                              error_message=outcome.error_message, latency_ms=latency_ms)
+        return outcomes
+
+    async def _mark_for_deletion(self, name: str) -> None:
+        try:
+            await self.writer.write([Op.create(zp.delete_topic_path(name))])
+        except MultiFailed as failed:
+            if not isinstance(failed.cause, NodeExists):
+                raise AdminError(E.UNKNOWN_SERVER_ERROR, None) from None
+            # already marked: Kafka counts this as success and waits for the deletion
+
+    async def _complete_deletion(self, name: str) -> None:
+        """The controller's half of deletion (Kafka's TopicDeletionManager), as one multi-op."""
+        try:
+            await self.writer.write(deletion_ops(name, list(self._cache.partitions_of(name))))
+        except MultiFailed as failed:
+            self._log.warning("topic deletion incomplete", topic=name, error=repr(failed.cause))
+        except ControllerMoved as exc:
+            self._election.resign(str(exc))
+        except ZkUnavailable as exc:
+            self._log.warning("topic deletion interrupted", topic=name, error=str(exc))
+
+    async def resume_deletions(self) -> None:
+        """A new controller finishes the deletions its predecessor marked."""
+        for name in sorted(self._cache.deleting):
+            if self.active:
+                await self._complete_deletion(name)
+
+    def _gone(self, topics: set[str]) -> set[str]:
+        return {t for t in topics if t not in self._cache.topics}
+
+    def _current_state(self, name: str) -> TopicState | None:
+        partitions = self._cache.partitions_of(name)
+        if not partitions:
+            return None
+        replicas = partitions.get(0) or next(iter(partitions.values()))
+        return TopicState(num_partitions=len(partitions), replication_factor=len(replicas),
+                          replica_assignments={p: list(r) for p, r in partitions.items()},
+                          configs=dict(self._cache.topic_configs.get(name, {})))
+
+    # --- CreateTopics ------------------------------------------------------------
+
+    async def create_topics(self, topics: list[NewTopic], validate_only: bool, timeout_ms: int,
+                            caller: Caller) -> list[TopicOutcome]:
+        started = time.perf_counter()
+        counts: dict[str, int] = {}
+        for topic in topics:
+            counts[topic.name] = counts.get(topic.name, 0) + 1
+        outcomes = [TopicOutcome(t.name) for t in topics]
+        by_name: dict[str, TopicOutcome] = {}
+        view = self.view()
+        for topic, outcome in zip(topics, outcomes):
+            if counts[topic.name] > 1:
+                outcome.error_code, outcome.error_message = E.INVALID_REQUEST, "Found multiple entries for this topic."
+                continue
+            by_name[topic.name] = outcome
+            try:
+                outcome.plan = plan_create(topic, view, self._rng)
+                self._check_policy(TopicAction.CREATE, outcome.plan.name, None, _state(outcome.plan), caller,
+                                   validate_only, manual_assignment=bool(topic.assignments))
+            except AdminError as exc:
+                outcome.plan = None
+                outcome.error_code, outcome.error_message = exc.code, exc.message
+                continue
+            if not validate_only:
+                view.topics.add(topic.name)  # later topics of this request see it, as in Kafka
+        planned = [o.plan for o in by_name.values() if o.plan is not None]
+        if not validate_only and planned:
+            await self._write_topics(planned, by_name)
+            await self._wait_created([p.name for p in planned if by_name[p.name].error_code == E.NONE],
+                                     timeout_ms, by_name)
+        latency_ms = (time.perf_counter() - started) * 1000
+        for outcome in outcomes:
+            self.audit.record(caller, resource_type="TOPIC", resource_name=outcome.name, action="CREATE",
+                              validate_only=validate_only, error_code=outcome.error_code,
+                              error_message=outcome.error_message, latency_ms=latency_ms)
+        return outcomes
+
+    def _check_policy(self, action, topic: str, pre: TopicState | None, post: TopicState | None,
+                      caller: Caller, validate_only: bool, **details: Any) -> None:
+        request = TopicActionRequest(action=action, topic=topic, principal=caller.principal,
+                                     client_address=caller.client_address, pre_state=pre, post_state=post,
+                                     validate_only=validate_only, **details)
+        try:
+            self.policies.validate_topic(request)
+        except PolicyViolation as exc:
+            raise AdminError(E.POLICY_VIOLATION, exc.message) from None
+        except Exception as exc:  # a policy bug: Kafka answers UNKNOWN_SERVER_ERROR and logs it
+            self._log.exception("policy failed", topic=topic, action=action.name, error=repr(exc))
+            raise AdminError(E.UNKNOWN_SERVER_ERROR, None) from None
+
+    async def _write_topics(self, plans: list[TopicPlan], by_name: dict[str, TopicOutcome]) -> None:
+        live = set(self._cache.brokers)
+        epoch = self._election.epoch
+        pending = {p.name: creation_ops(p, live, epoch) for p in plans}
+        while pending:
+            batch, size = [], 0
+            for name, ops in pending.items():
+                if batch and size + len(ops) > MAX_OPS_PER_MULTI:
+                    break
+                batch.append(name)
+                size += len(ops)
+            ops = [op for name in batch for op in pending[name]]
+            try:
+                await self.writer.write(ops)
+            except MultiFailed as failed:
+                self._blame(failed, batch, pending, by_name)
+                continue
+            except ControllerMoved as exc:
+                self._election.resign(str(exc))
+                self._fail(pending, by_name, E.NOT_CONTROLLER, None)
+                return
+            except ZkUnavailable as exc:
+                self._log.warning("topic write interrupted", error=str(exc))
+                self._fail(pending, by_name, E.REQUEST_TIMED_OUT, None)
+                return
+            for name in batch:
+                del pending[name]
+
+    def _blame(self, failed: MultiFailed, batch: list[str], pending: dict, by_name: dict) -> None:
+        """Find the topic whose operation failed, settle it, and let the rest of the batch retry."""
+        offset = 0
+        for name in batch:
+            ops = pending[name]
+            if failed.index < offset + len(ops):
+                op = ops[failed.index - offset]
+                if isinstance(failed.cause, NodeExists) and op.path == zp.entity_config_path("topics", name):
+                    ops[0] = Op.set(op.path, op.data)  # a config left from an earlier topic: overwrite, as Kafka
+                    return
+                del pending[name]
+                outcome = by_name[name]
+                if isinstance(failed.cause, NodeExists):
+                    outcome.error_code, outcome.error_message = E.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists."
+                else:
+                    outcome.error_code, outcome.error_message = E.UNKNOWN_SERVER_ERROR, None
+                    self._log.error("topic write failed", topic=name, error=repr(failed.cause))
+                outcome.plan = None
+                return
+            offset += len(ops)
+        raise AssertionError(f"multi-op failure index {failed.index} outside the batch")
+
+    @staticmethod
+    def _fail(pending: dict, by_name: dict, code: int, message: str | None) -> None:
+        for name in pending:
+            by_name[name].error_code, by_name[name].error_message = code, message
+        pending.clear()
+
+    async def _wait_created(self, names: list[str], timeout_ms: int, by_name: dict[str, TopicOutcome]) -> None:
+        if not names:
+            return
+        done = set()
+        if timeout_ms > 0:
+            done = await self._purgatory.wait(set(names), self._have_leaders, timeout_ms / 1000)
+        for name in names:
+            if name not in done:
+                by_name[name].error_code, by_name[name].error_message = E.REQUEST_TIMED_OUT, None
+
+    def _have_leaders(self, topics: set[str]) -> set[str]:
+        cache = self._cache
+        complete = set()
+        for topic in topics:
+            partitions = cache.partitions_of(topic)
+            if partitions and all(
+                (state := cache.partition_states.get((topic, p))) is not None and state.leader >= 0
+                for p in partitions
+            ):
+                complete.add(topic)
+        return complete
+
+
+def deletion_ops(topic: str, partitions: list[int]) -> list[Op]:
+    """Everything a topic is made of in ZooKeeper, children first, and its deletion marker."""
+    ops = []
+    for partition in sorted(partitions):
+        ops.append(Op.delete(zp.partition_state_path(topic, partition)))
+        ops.append(Op.delete(zp.partition_path(topic, partition)))
+    ops += [Op.delete(zp.partitions_path(topic)), Op.delete(zp.topic_path(topic)),
+            Op.delete(zp.entity_config_path("topics", topic)), Op.delete(zp.delete_topic_path(topic))]
+    return ops
+
+
+def _state(plan: TopicPlan) -> TopicState:
+    return TopicState(num_partitions=len(plan.assignment), replication_factor=plan.replication_factor,
+                      replica_assignments=plan.assignment, configs=dict(plan.configs))

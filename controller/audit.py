@@ -1,0 +1,48 @@
+"""The controller's audit trail: one JSON line per admin write and resource."""
+
+import json
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who asked: the (possibly forwarded) client, and through which broker."""
+
+    principal: str
+    client_address: str
+    receiving_broker: int
+    forwarded_by: int | None
+    api: str
+    api_version: int
+
+
+class AuditLog:
+    def __init__(self, path: str | None, log: Any):
+        self._file = open(path, "a", buffering=1) if path else None
+        self._log = log.bind(component="audit")
+
+    def record(self, caller: Caller, *, resource_type: str, resource_name: str, action: str,
+               validate_only: bool, error_code: int, error_message: str | None, latency_ms: float,
+               **extra: Any) -> None:
+        event = {
+            "ts": round(time.time(), 6),
+            **asdict(caller),
+            "resource_type": resource_type,
+            "resource_name": resource_name,
+            "action": action,
+            "validate_only": validate_only,
+            "error_code": error_code,
+            "error_message": error_message,
+            "latency_ms": round(latency_ms, 3),
+            **extra,
+        }
+        if self._file is not None:
+            self._file.write(json.dumps(event, separators=(",", ":")) + "\n")
+        self._log.info("audit", **event)
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
