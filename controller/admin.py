@@ -34,34 +34,37 @@ class TopicOutcome:
 
 
 class AdminController:
+    """Shared by every admin api of the controller (topics here; partitions.py, configs.py,
+    quotas.py use its cache, writer, purgatory, policies and audit)."""
+
     def __init__(self, zk, cache, election, config, log: Any):
-        self._cache = cache
-        self._election = election
-        self._config = config
-        self._log = log.bind(component="admin")
+        self.cache = cache
+        self.election = election
+        self.config = config
+        self.log = log.bind(component="admin")
         self.writer = FencedWriter(zk, lambda: election.epoch_zk_version)
         self.policies = load_policies(config.originals)
         self.audit = AuditLog(config["audit.log.file"], log)
-        self._purgatory = Purgatory(cache.subscribe)
-        self._rng = random.Random()
+        self.purgatory = Purgatory(cache.subscribe)
+        self.rng = random.Random()
 
     def close(self) -> None:
-        self._purgatory.close()
+        self.purgatory.close()
         self.policies.close()
         self.audit.close()
 
     @property
     def active(self) -> bool:
-        return self._election.active
+        return self.election.active
 
     def view(self) -> ClusterView:
-        cache = self._cache
+        cache = self.cache
         return ClusterView(
             # Kafka hands CreateTopics its live brokers in its metadata cache's (hash) order
             brokers=[BrokerMeta(b, cache.brokers[b].rack) for b in metadata_cache_broker_order(list(cache.brokers))],
             topics=set(cache.topics), deleting=set(cache.deleting),
-            default_partitions=self._config["num.partitions"],
-            default_replication_factor=self._config["default.replication.factor"],
+            default_partitions=self.config["num.partitions"],
+            default_replication_factor=self.config["default.replication.factor"],
         )
 
     # --- DeleteTopics ------------------------------------------------------------
@@ -73,13 +76,13 @@ class AdminController:
         marked = []
         for name in names:
             try:
-                self._check_policy(TopicAction.DELETE, name, self._current_state(name), None, caller, False)
+                self.check_policy(TopicAction.DELETE, name, self.state_of(name), None, caller, False)
                 await self._mark_for_deletion(name)
                 marked.append(name)
             except AdminError as exc:
                 outcomes[name].error_code, outcomes[name].error_message = exc.code, exc.message
             except ControllerMoved as exc:
-                self._election.resign(str(exc))
+                self.election.resign(str(exc))
                 outcomes[name].error_code = E.NOT_CONTROLLER
             except ZkUnavailable:
                 outcomes[name].error_code = E.REQUEST_TIMED_OUT
@@ -87,7 +90,7 @@ class AdminController:
             await self._complete_deletion(name)
         done = set()
         if marked and timeout_ms > 0:
-            done = await self._purgatory.wait(set(marked), self._gone, timeout_ms / 1000)
+            done = await self.purgatory.wait(set(marked), self.gone, timeout_ms / 1000)
         for name in marked:
             if name not in done:
                 outcomes[name].error_code = E.REQUEST_TIMED_OUT
@@ -109,31 +112,31 @@ class AdminController:
     async def _complete_deletion(self, name: str) -> None:
         """The controller's half of deletion (Kafka's TopicDeletionManager), as one multi-op."""
         try:
-            await self.writer.write(deletion_ops(name, list(self._cache.partitions_of(name))))
+            await self.writer.write(deletion_ops(name, list(self.cache.partitions_of(name))))
         except MultiFailed as failed:
-            self._log.warning("topic deletion incomplete", topic=name, error=repr(failed.cause))
+            self.log.warning("topic deletion incomplete", topic=name, error=repr(failed.cause))
         except ControllerMoved as exc:
-            self._election.resign(str(exc))
+            self.election.resign(str(exc))
         except ZkUnavailable as exc:
-            self._log.warning("topic deletion interrupted", topic=name, error=str(exc))
+            self.log.warning("topic deletion interrupted", topic=name, error=str(exc))
 
     async def resume_deletions(self) -> None:
         """A new controller finishes the deletions its predecessor marked."""
-        for name in sorted(self._cache.deleting):
+        for name in sorted(self.cache.deleting):
             if self.active:
                 await self._complete_deletion(name)
 
-    def _gone(self, topics: set[str]) -> set[str]:
-        return {t for t in topics if t not in self._cache.topics}
+    def gone(self, topics: set[str]) -> set[str]:
+        return {t for t in topics if t not in self.cache.topics}
 
-    def _current_state(self, name: str) -> TopicState | None:
-        partitions = self._cache.partitions_of(name)
+    def state_of(self, name: str) -> TopicState | None:
+        partitions = self.cache.partitions_of(name)
         if not partitions:
             return None
         replicas = partitions.get(0) or next(iter(partitions.values()))
         return TopicState(num_partitions=len(partitions), replication_factor=len(replicas),
                           replica_assignments={p: list(r) for p, r in partitions.items()},
-                          configs=dict(self._cache.topic_configs.get(name, {})))
+                          configs=dict(self.cache.topic_configs.get(name, {})))
 
     # --- CreateTopics ------------------------------------------------------------
 
@@ -152,8 +155,8 @@ class AdminController:
                 continue
             by_name[topic.name] = outcome
             try:
-                outcome.plan = plan_create(topic, view, self._rng)
-                self._check_policy(TopicAction.CREATE, outcome.plan.name, None, _state(outcome.plan), caller,
+                outcome.plan = plan_create(topic, view, self.rng)
+                self.check_policy(TopicAction.CREATE, outcome.plan.name, None, _state(outcome.plan), caller,
                                    validate_only, manual_assignment=bool(topic.assignments))
             except AdminError as exc:
                 outcome.plan = None
@@ -173,7 +176,7 @@ class AdminController:
                               error_message=outcome.error_message, latency_ms=latency_ms)
         return outcomes
 
-    def _check_policy(self, action, topic: str, pre: TopicState | None, post: TopicState | None,
+    def check_policy(self, action, topic: str, pre: TopicState | None, post: TopicState | None,
                       caller: Caller, validate_only: bool, **details: Any) -> None:
         request = TopicActionRequest(action=action, topic=topic, principal=caller.principal,
                                      client_address=caller.client_address, pre_state=pre, post_state=post,
@@ -183,12 +186,12 @@ class AdminController:
         except PolicyViolation as exc:
             raise AdminError(E.POLICY_VIOLATION, exc.message) from None
         except Exception as exc:  # a policy bug: Kafka answers UNKNOWN_SERVER_ERROR and logs it
-            self._log.exception("policy failed", topic=topic, action=action.name, error=repr(exc))
+            self.log.exception("policy failed", topic=topic, action=action.name, error=repr(exc))
             raise AdminError(E.UNKNOWN_SERVER_ERROR, None) from None
 
     async def _write_topics(self, plans: list[TopicPlan], by_name: dict[str, TopicOutcome]) -> None:
-        live = set(self._cache.brokers)
-        epoch = self._election.epoch
+        live = set(self.cache.brokers)
+        epoch = self.election.epoch
         pending = {p.name: creation_ops(p, live, epoch) for p in plans}
         while pending:
             batch, size = [], 0
@@ -204,11 +207,11 @@ class AdminController:
                 self._blame(failed, batch, pending, by_name)
                 continue
             except ControllerMoved as exc:
-                self._election.resign(str(exc))
+                self.election.resign(str(exc))
                 self._fail(pending, by_name, E.NOT_CONTROLLER, None)
                 return
             except ZkUnavailable as exc:
-                self._log.warning("topic write interrupted", error=str(exc))
+                self.log.warning("topic write interrupted", error=str(exc))
                 self._fail(pending, by_name, E.REQUEST_TIMED_OUT, None)
                 return
             for name in batch:
@@ -230,7 +233,7 @@ class AdminController:
                     outcome.error_code, outcome.error_message = E.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists."
                 else:
                     outcome.error_code, outcome.error_message = E.UNKNOWN_SERVER_ERROR, None
-                    self._log.error("topic write failed", topic=name, error=repr(failed.cause))
+                    self.log.error("topic write failed", topic=name, error=repr(failed.cause))
                 outcome.plan = None
                 return
             offset += len(ops)
@@ -247,13 +250,13 @@ class AdminController:
             return
         done = set()
         if timeout_ms > 0:
-            done = await self._purgatory.wait(set(names), self._have_leaders, timeout_ms / 1000)
+            done = await self.purgatory.wait(set(names), self.have_leaders, timeout_ms / 1000)
         for name in names:
             if name not in done:
                 by_name[name].error_code, by_name[name].error_message = E.REQUEST_TIMED_OUT, None
 
-    def _have_leaders(self, topics: set[str]) -> set[str]:
-        cache = self._cache
+    def have_leaders(self, topics: set[str]) -> set[str]:
+        cache = self.cache
         complete = set()
         for topic in topics:
             partitions = cache.partitions_of(topic)

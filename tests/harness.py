@@ -6,6 +6,7 @@ the shared cluster and every disruptive test's private one.
 
 import asyncio
 import itertools
+import json
 import os
 import signal
 import socket
@@ -58,6 +59,7 @@ class BrokerProcess:
         self.config = work_dir / f"broker-{broker_id}.properties"
         self.log_file = work_dir / f"broker-{broker_id}.log"
         self.out_file = work_dir / f"broker-{broker_id}.out"
+        self.audit_file = work_dir / f"audit-{broker_id}.log"
         props = {
             "broker.id": str(broker_id),
             "listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
@@ -66,6 +68,7 @@ class BrokerProcess:
             "log.dirs": str(work_dir / f"data-{broker_id}"),
             "log.file": str(self.log_file),
             "metrics.port": str(self.metrics_port),
+            "audit.log.file": str(self.audit_file),
             **overrides,
         }
         self.config.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
@@ -121,6 +124,30 @@ class Cluster:
     @property
     def bootstrap(self) -> str:
         return ",".join(f"{h}:{p}" for h, p in (b.address for b in self.brokers.values()))
+
+    def controller_id(self) -> int:
+        live = next(i for i, b in self.brokers.items() if b.process and b.process.poll() is None)
+        return self.metadata(live).controller_id
+
+    def address_of(self, broker_id: int) -> str:
+        host, port = self.brokers[broker_id].address
+        return f"{host}:{port}"
+
+    def controller_address(self) -> str:
+        """host:port of the active controller (admin writes go there until forwarding exists)."""
+        return self.address_of(self.controller_id())
+
+    def non_controller_address(self) -> str:
+        controller = self.controller_id()
+        return self.address_of(next(i for i in self.brokers if i != controller))
+
+    def audit_events(self) -> list[dict]:
+        """Every audit line written by any broker of this cluster (the controller writes them)."""
+        events = []
+        for broker in self.brokers.values():
+            if broker.audit_file.exists():
+                events += [json.loads(line) for line in broker.audit_file.read_text().splitlines() if line]
+        return sorted(events, key=lambda e: e["ts"])
 
     def metadata(self, broker_id: int) -> probe.ClusterView:
         return asyncio.run(probe.metadata(*self.brokers[broker_id].address, 5.0))

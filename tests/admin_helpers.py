@@ -1,0 +1,50 @@
+"""Raw admin requests through fauxka's own client, for exact codes and messages
+that the client libraries would hide or refuse to send."""
+
+import asyncio
+import uuid
+
+from broker.protocol.build import build
+from broker.protocol.client import request_once
+from broker.protocol.codec import request_schema
+
+
+def unique(prefix: str = "t") -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:10]}"
+
+
+def send(address: str, api_key: int, version: int, values: dict, timeout_s: float = 30.0):
+    host, _, port = address.rpartition(":")
+    request = build(request_schema(api_key, version), values)
+    return asyncio.run(request_once(host, int(port), request, timeout_s))
+
+
+def topic_spec(name: str, partitions: int = -1, replication_factor: int = -1,
+               assignments: dict[int, list[int]] | None = None, configs: dict | None = None) -> dict:
+    return {
+        "name": name, "num_partitions": partitions, "replication_factor": replication_factor,
+        "assignments": [{"partition_index": p, "broker_ids": b} for p, b in (assignments or {}).items()],
+        "configs": [{"name": k, "value": v} for k, v in (configs or {}).items()],
+    }
+
+
+def create_topics(address: str, specs: list[dict], validate_only: bool = False, timeout_ms: int = 10000,
+                  version: int = 7):
+    """The CreateTopics response's per-topic results, in request order."""
+    response = send(address, 19, version, {"topics": specs, "timeout": timeout_ms, "validate_only": validate_only})
+    return list(response.topics)
+
+
+def delete_topics(address: str, names: list[str] | None = None, ids: list[uuid.UUID] | None = None,
+                  timeout_ms: int = 10000, version: int = 6):
+    if version >= 6:
+        topics = [{"name": n, "topic_id": None} for n in names or []]
+        topics += [{"name": None, "topic_id": i} for i in ids or []]
+        values = {"topics": topics, "timeout": timeout_ms}
+    else:
+        values = {"topic_names": names or [], "timeout": timeout_ms}
+    return list(send(address, 20, version, values).responses)
+
+
+def errors(results) -> list[tuple[str, int, str | None]]:
+    return [(r.name, int(r.error_code), r.error_message) for r in results]
