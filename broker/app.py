@@ -14,6 +14,7 @@ from zkstore import NodeExists, SessionState, ZkStore, ZkUnavailable
 from zkstore import paths as zp
 
 from . import logs
+from .applied import AppliedPublisher
 from .config import BrokerConfig
 from .metadata_cache import MetadataCache
 from .metrics import BrokerMetrics
@@ -30,6 +31,7 @@ class Broker:
         self.zk = ZkStore(config["zookeeper.connect"], config["zookeeper.session.timeout.ms"], log)
         self.cache = MetadataCache(self.zk, log)
         self.election = ControllerElection(self.zk, self.broker_id, log, self._controller_changed)
+        self.applied = AppliedPublisher(self.zk, self.broker_id, log)
         self.admin = AdminController(self.zk, self.cache, self.election, config, log)
         self.server = Server(self)
         self._stopped = asyncio.Event()
@@ -47,6 +49,8 @@ class Broker:
         self.metrics.set_zk_state("connected")
         await self._ensure_cluster_layout()
         await self.server.start()
+        self.cache.subscribe(self._on_cache_event)
+        self.applied.start()
         self.cache.start()
         await self.cache.wait_synced(timeout_s)
         await register(self.zk, self._registration())
@@ -77,6 +81,10 @@ class Broker:
                           for ep in self._advertised())
         return zp.BrokerRegistration(self.broker_id, endpoints, self.config["broker.rack"])
 
+    def _on_cache_event(self, event: tuple) -> None:
+        if event[0] == "applied_local":
+            self.applied.publish(event[1])
+
     def _controller_changed(self, active: bool) -> None:
         self.metrics.controller_active.set(1 if active else 0)
         self.metrics.controller_epoch.set(self.election.epoch)
@@ -89,6 +97,7 @@ class Broker:
             self.log.warning("zookeeper session expired")
         elif state is SessionState.CONNECTED:
             self._spawn(self._reregister(), "re-register")
+            self.applied.session_renewed()
 
     async def _reregister(self) -> None:
         try:
@@ -122,6 +131,7 @@ class Broker:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         await self.election.stop()
         await self.server.stop()
+        await self.applied.stop()
         self.admin.close()
         self.cache.stop()
         await self.zk.stop()  # closing the session removes our ephemeral nodes at once

@@ -23,6 +23,10 @@ class MetadataCache:
         self.partition_states: dict[tuple[str, int], zp.PartitionState] = {}
         self.deleting: set[str] = set()
         self.topic_configs: dict[str, dict[str, str]] = {}  # overrides from /config/topics/<t>
+        self.seen_version = -1  # newest /fauxka/metadata_version read
+        self.applied_version = -1  # newest version whose changes this cache has all applied
+        self._barrier_version = -1
+        self.applied_by_broker: dict[int, int] = {}  # what every broker published
         self._watches: dict[str, Any] = {}
         self._unsynced: set[str] = set()
         self._synced = asyncio.Event()
@@ -37,6 +41,9 @@ class MetadataCache:
         self._watch("data", zp.CLUSTER_ID, self._on_cluster_id)
         self._watch("children", zp.TOPICS, self._on_topics)
         self._watch("children", zp.DELETE_TOPICS, self._on_delete_topics)
+        self._watch("data", zp.METADATA_VERSION, self._on_metadata_version)
+        self._watch("children", zp.APPLIED, self._on_applied_ids)
+        self._zk.on_quiet(self._maybe_applied)
 
     async def wait_synced(self, timeout_s: float) -> None:
         """Until every watch has delivered its first answer (brokers, topics, partitions...)."""
@@ -131,6 +138,41 @@ class MetadataCache:
 
     def _on_cluster_id(self, value: tuple[bytes, Stat] | None) -> None:
         self.cluster_id = zp.decode_cluster_id(value[0]) if value else None
+
+    # --- metadata versions (cluster-consistent blocking) --------------------------
+
+    def _on_metadata_version(self, value: tuple[bytes, Stat] | None) -> None:
+        if value is None:
+            return
+        version = value[1].version
+        self.seen_version = max(self.seen_version, version)
+        # Once kazoo has handed over every event received before this read, and their
+        # re-reads are all handled, everything up to `version` is in this cache.
+        self._zk.barrier(lambda: self._barrier_passed(version))
+
+    def _barrier_passed(self, version: int) -> None:
+        self._barrier_version = max(self._barrier_version, version)
+        self._maybe_applied()
+
+    def _maybe_applied(self) -> None:
+        if self._zk.pending_reads == 0 and self._barrier_version > self.applied_version:
+            self.applied_version = self._barrier_version
+            self._emit(("applied_local", self.applied_version))
+
+    def _on_applied_ids(self, children: list[str] | None) -> None:
+        ids = {int(c) for c in children or () if c.isdigit()}
+        for gone in set(self.applied_by_broker) - ids:
+            self._unwatch(zp.applied_path(gone))
+            del self.applied_by_broker[gone]
+        for broker_id in ids:
+            self._watch("data", zp.applied_path(broker_id), lambda v, b=broker_id: self._on_applied(b, v))
+
+    def _on_applied(self, broker_id: int, value: tuple[bytes, Stat] | None) -> None:
+        try:
+            self.applied_by_broker[broker_id] = int(value[0]) if value else -1
+        except ValueError:
+            return
+        self._emit(("applied", broker_id))
 
     # --- topics ------------------------------------------------------------------
 

@@ -88,12 +88,14 @@ class AdminController:
                 outcomes[name].error_code = E.REQUEST_TIMED_OUT
         for name in marked:
             await self._complete_deletion(name)
+        deadline = time.monotonic() + timeout_ms / 1000
         done = set()
         if marked and timeout_ms > 0:
             done = await self.purgatory.wait(set(marked), self.gone, timeout_ms / 1000)
         for name in marked:
             if name not in done:
                 outcomes[name].error_code = E.REQUEST_TIMED_OUT
+        await self.wait_cluster(marked, deadline - time.monotonic(), outcomes)
         latency_ms = (time.perf_counter() - started) * 1000
         for outcome in outcomes.values():
             self.audit.record(caller, resource_type="TOPIC", resource_name=outcome.name, action="DELETE",
@@ -248,12 +250,30 @@ class AdminController:
     async def _wait_created(self, names: list[str], timeout_ms: int, by_name: dict[str, TopicOutcome]) -> None:
         if not names:
             return
+        deadline = time.monotonic() + timeout_ms / 1000
         done = set()
         if timeout_ms > 0:
             done = await self.purgatory.wait(set(names), self.have_leaders, timeout_ms / 1000)
         for name in names:
             if name not in done:
                 by_name[name].error_code, by_name[name].error_message = E.REQUEST_TIMED_OUT, None
+        await self.wait_cluster(names, deadline - time.monotonic(), by_name)
+
+    async def wait_cluster(self, names: list[str], timeout_s: float, outcomes: dict[str, TopicOutcome]) -> None:
+        """fauxka.admin.blocking=cluster: also wait until every live broker has applied our
+        newest write; topics still successful at the deadline get REQUEST_TIMED_OUT."""
+        waiting = [n for n in names if outcomes[n].error_code == E.NONE]
+        if self.config["fauxka.admin.blocking"] != "cluster" or not waiting:
+            return
+        version = self.writer.last_version
+
+        def everyone_applied(keys: set[str]) -> set[str]:
+            applied = self.cache.applied_by_broker
+            return keys if all(applied.get(b, -1) >= version for b in self.cache.brokers) else set()
+
+        if not await self.purgatory.wait({"*cluster*"}, everyone_applied, max(timeout_s, 0)):
+            for name in waiting:
+                outcomes[name].error_code, outcomes[name].error_message = E.REQUEST_TIMED_OUT, None
 
     def have_leaders(self, topics: set[str]) -> set[str]:
         cache = self.cache

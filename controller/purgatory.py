@@ -23,7 +23,7 @@ class Purgatory:
     def _on_event(self, event: tuple) -> None:
         kind = event[0]
         for waiter, topics in self._waiters.items():
-            if kind in ("broker", "controller", "deleting") or (len(event) > 1 and event[1] in topics):
+            if kind in ("broker", "controller", "deleting", "applied") or (len(event) > 1 and event[1] in topics):
                 waiter.set()
 
     async def wait(self, topics: set[str], complete: Callable[[set[str]], set[str]], timeout_s: float) -> set[str]:

@@ -13,13 +13,23 @@ CONTROLLER_EPOCH = "/controller_epoch"
 CLUSTER_ID = "/cluster/id"
 DELETE_TOPICS = "/admin/delete_topics"
 CONFIG_CHANGES = "/config/changes"
+# fauxka's own (outside Kafka's layout), for cluster-consistent blocking: the controller bumps
+# the version of METADATA_VERSION in every write; each broker publishes, in its ephemeral
+# APPLIED/<id>, the highest such version its metadata cache has fully applied.
+METADATA_VERSION = "/fauxka/metadata_version"
+APPLIED = "/fauxka/applied"
 
 # What a Kafka broker creates at start-up when missing.
 PERSISTENT_PATHS = (
     "/consumers", BROKER_IDS, TOPICS, "/brokers/seqid", CONFIG_CHANGES, "/config/topics",
     "/config/clients", "/config/users", "/config/brokers", "/config/ips", DELETE_TOPICS,
     "/isr_change_notification", "/latest_producer_id_block", "/log_dir_event_notification",
+    METADATA_VERSION, APPLIED,
 )
+
+
+def applied_path(broker_id: int) -> str:
+    return f"{APPLIED}/{broker_id}"
 
 
 def broker_path(broker_id: int) -> str:

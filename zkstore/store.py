@@ -15,7 +15,7 @@ from typing import Any, Callable
 from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import RolledBackError
 from kazoo.handlers.threading import KazooTimeoutError
-from kazoo.protocol.states import EventType
+from kazoo.protocol.states import Callback, EventType
 
 from .errors import NoNode, ZkUnavailable, translate
 
@@ -87,6 +87,8 @@ class ZkStore:
         self._watches: set[_Watch] = set()
         self._session_listeners: list[Callable[[SessionState], None]] = []
         self._last_session: int | None = None
+        self._pending_reads = 0  # watch reads started and not yet handled on the loop
+        self._quiet_listeners: list[Callable[[], None]] = []
         self._client.add_listener(self._on_state)
 
     # --- life cycle ----------------------------------------------------------
@@ -150,6 +152,37 @@ class ZkStore:
                 watch.arm()
         for listener in list(self._session_listeners):
             listener(state)
+
+    # --- watch bookkeeping ------------------------------------------------------
+
+    def _call_soon(self, fn: Callable, *args: Any) -> bool:
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return False
+        loop.call_soon_threadsafe(fn, *args)
+        return True
+
+    def _read_started(self) -> None:
+        self._pending_reads += 1
+
+    def _read_finished(self) -> None:
+        self._pending_reads -= 1
+        if self._pending_reads == 0:
+            for listener in list(self._quiet_listeners):
+                listener()
+
+    @property
+    def pending_reads(self) -> int:
+        return self._pending_reads
+
+    def on_quiet(self, listener: Callable[[], None]) -> None:
+        """`listener()` on the loop whenever no watch read is in flight."""
+        self._quiet_listeners.append(listener)
+
+    def barrier(self, fn: Callable[[], None]) -> None:
+        """Run `fn` on the loop after every watch event kazoo has received so far has
+        started its re-read (they share kazoo's callback queue, which is FIFO)."""
+        self._client.handler.dispatch_callback(Callback("barrier", self._call_soon, (fn,)))
 
     # --- operations ----------------------------------------------------------
 
@@ -244,7 +277,11 @@ class ZkStore:
 
 
 class _Watch:
-    """A self re-arming ZooKeeper watch. Only the newest read's answer is delivered."""
+    """A self re-arming ZooKeeper watch. Only the newest read's answer is delivered.
+
+    Every read it starts is counted in the store's `pending_reads` until its answer
+    has been handled on the loop, which is what `ZkStore.barrier` relies on.
+    """
 
     _generations = itertools.count()
 
@@ -258,9 +295,20 @@ class _Watch:
         self.store._watches.discard(self)
 
     def arm(self) -> None:
-        """Read the node and leave a watch; may be called from any thread."""
+        """Read the node and leave a watch (on the loop)."""
         if self.cancelled:
             return
+        self.store._read_started()
+        self._read()
+
+    def _fired(self, event) -> None:  # kazoo's callback thread
+        if event.type == EventType.NONE or self.cancelled:
+            return
+        if self.store._call_soon(self.store._read_started):  # queued before the read's answer can be
+            self._read()
+
+    def _read(self) -> None:
+        """Start a read; exactly one _settle follows on the loop."""
         generation = next(self._generations)
         self._generation = generation
         client = self.store._client
@@ -270,19 +318,16 @@ class _Watch:
             else:
                 result = client.get_children_async(self.path, watch=self._fired)
         except Exception:  # closed or not connected: the session listener re-arms us
+            self._settle(None, generation, deliver=False)
             return
         result.rawlink(lambda r: self._answered(r, generation))
 
-    def _fired(self, event) -> None:  # kazoo's thread
-        if event.type != EventType.NONE:
-            self.arm()
-
-    def _answered(self, result, generation: int) -> None:  # kazoo's thread
+    def _answered(self, result, generation: int) -> None:  # kazoo's completion thread
         if result.successful():
             value = result.value
             if self.kind == "data":
                 value = (value[0], _stat(value[1]))
-            self._deliver(value, generation)
+            self._settle(value, generation)
             return
         exc = translate(result.exception)
         if isinstance(exc, NoNode):
@@ -290,26 +335,30 @@ class _Watch:
             try:
                 exists = self.store._client.exists_async(self.path, watch=self._fired)
             except Exception:
+                self._settle(None, generation, deliver=False)
                 return
             exists.rawlink(lambda r: self._absent(r, generation))
-        elif not isinstance(exc, ZkUnavailable):
+            return
+        if not isinstance(exc, ZkUnavailable):
             self.store._log.error("zk watch read failed", path=self.path, error=repr(exc))
+        self._settle(None, generation, deliver=False)
 
     def _absent(self, result, generation: int) -> None:
         if result.successful() and result.value is None:
-            self._deliver(None, generation)
+            self._settle(None, generation)
         elif result.successful():
-            self.arm()  # created between our read and our exists
+            self._read()  # created between our read and our exists: the same counted read goes on
+        else:
+            self._settle(None, generation, deliver=False)
 
-    def _deliver(self, value: Any, generation: int) -> None:
-        loop = self.store._loop
-        if loop is not None and not loop.is_closed():
-            loop.call_soon_threadsafe(self._run_callback, value, generation)
+    def _settle(self, value: Any, generation: int, deliver: bool = True) -> None:
+        self.store._call_soon(self._run_callback, value, generation, deliver)
 
-    def _run_callback(self, value: Any, generation: int) -> None:
-        if self.cancelled or generation != self._generation:
-            return  # a newer read is on its way
+    def _run_callback(self, value: Any, generation: int, deliver: bool) -> None:
         try:
-            self.callback(value)
+            if deliver and not self.cancelled and generation == self._generation:
+                self.callback(value)
         except Exception as exc:  # a bad callback must not kill the watch
             self.store._log.exception("zk watch callback failed", path=self.path, error=repr(exc))
+        finally:
+            self.store._read_finished()
