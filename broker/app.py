@@ -29,6 +29,7 @@ class Broker:
         self.log = log
         self.metrics = BrokerMetrics()
         self.zk = ZkStore(config["zookeeper.connect"], config["zookeeper.session.timeout.ms"], log)
+        self.metrics.follow_zk_requests(self.zk.requests)
         self.cache = MetadataCache(self.zk, log)
         self.election = ControllerElection(self.zk, self.broker_id, log, self._controller_changed)
         self.applied = AppliedPublisher(self.zk, self.broker_id, log)

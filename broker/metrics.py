@@ -23,7 +23,13 @@ class BrokerMetrics:
                                       registry=r)
         self.zk_session = Gauge("fauxka_zookeeper_session_state",
                                 "1 for the current ZooKeeper session state", ["state"], registry=r)
+        self.zk_requests = Gauge("fauxka_zookeeper_requests", "ZooKeeper requests sent since start, by kind "
+                                 "(read, write, multi)", ["kind"], registry=r)
         self._server: Any = None
+
+    def follow_zk_requests(self, counts: dict[str, int]) -> None:
+        for kind in counts:
+            self.zk_requests.labels(kind).set_function(lambda k=kind: counts[k])
 
     def set_zk_state(self, state: str) -> None:
         for name in ("connected", "suspended", "lost"):

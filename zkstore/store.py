@@ -88,6 +88,7 @@ class ZkStore:
         self._session_listeners: list[Callable[[SessionState], None]] = []
         self._last_session: int | None = None
         self._pending_reads = 0  # watch reads started and not yet handled on the loop
+        self.requests = {"read": 0, "write": 0, "multi": 0}  # ZooKeeper round trips, by kind
         self._quiet_listeners: list[Callable[[], None]] = []
         self._client.add_listener(self._on_state)
 
@@ -201,7 +202,8 @@ class ZkStore:
         async_result.rawlink(lambda result: loop.call_soon_threadsafe(settle, result))
         return future
 
-    async def _call(self, start: Callable[[], Any], convert=lambda v: v) -> Any:
+    async def _call(self, start: Callable[[], Any], convert=lambda v: v, kind: str = "read") -> Any:
+        self.requests[kind] += 1
         try:
             async_result = start()
         except Exception as exc:  # kazoo raises at once when the connection is closed
@@ -226,16 +228,16 @@ class ZkStore:
     async def create(self, path: str, data: bytes = b"", *, ephemeral: bool = False,
                      sequence: bool = False, makepath: bool = False) -> str:
         return await self._call(lambda: self._client.create_async(
-            path, data, ephemeral=ephemeral, sequence=sequence, makepath=makepath))
+            path, data, ephemeral=ephemeral, sequence=sequence, makepath=makepath), kind="write")
 
     async def set(self, path: str, data: bytes, version: int = -1) -> Stat:
-        return await self._call(lambda: self._client.set_async(path, data, version), _stat)
+        return await self._call(lambda: self._client.set_async(path, data, version), _stat, kind="write")
 
     async def ensure_path(self, path: str) -> None:
-        await self._call(lambda: self._client.ensure_path_async(path))
+        await self._call(lambda: self._client.ensure_path_async(path), kind="write")
 
     async def delete(self, path: str, version: int = -1) -> None:
-        await self._call(lambda: self._client.delete_async(path, version))
+        await self._call(lambda: self._client.delete_async(path, version), kind="write")
 
     async def multi(self, ops: list[Op]) -> list[Any]:
         """Apply `ops` atomically; raises MultiFailed naming the failing operation."""
@@ -252,7 +254,7 @@ class ZkStore:
                     txn.check(op.path, op.version)
             return txn.commit_async()
 
-        results = await self._call(start)
+        results = await self._call(start, kind="multi")
         failures = [(i, r) for i, r in enumerate(results)
                     if isinstance(r, BaseException) and not isinstance(r, RolledBackError)]
         if failures:
@@ -309,6 +311,7 @@ class _Watch:
 
     def _read(self) -> None:
         """Start a read; exactly one _settle follows on the loop."""
+        self.store.requests["read"] += 1
         generation = next(self._generations)
         self._generation = generation
         client = self.store._client

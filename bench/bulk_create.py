@@ -1,0 +1,79 @@
+"""Benchmark: one CreateTopics of 1,000 topics x 3 partitions x RF 3 (blocking), and 100
+single-topic creates. Prints wall times and the controller's ZooKeeper round trips.
+
+    .venv/bin/python -m bench.bulk_create [--topics 1000] [--singles 100]
+"""
+
+import argparse
+import asyncio
+import time
+import uuid
+
+from broker.protocol.build import build
+from broker.protocol.client import KafkaConnection
+from broker.protocol.codec import request_schema
+
+from .common import delta, local_cluster, zk_requests
+
+
+def create_request(names: list[str], partitions: int, replication: int, timeout_ms: int = 60000):
+    return build(request_schema(19, 7), {
+        "topics": [{"name": n, "num_partitions": partitions, "replication_factor": replication,
+                    "assignments": [], "configs": []} for n in names],
+        "timeout": timeout_ms, "validate_only": False})
+
+
+async def controller_of(ports: dict[int, int]) -> int:
+    conn = await KafkaConnection.open("127.0.0.1", ports[1], 10)
+    try:
+        md = await conn.send(build(request_schema(3, 12), {"topics": [], "allow_auto_topic_creation": False,
+                                                           "include_topic_authorized_operations": False}), 10)
+        return md.controller_id
+    finally:
+        await conn.close()
+
+
+async def run(topics: int, singles: int, ports: dict[int, int], metrics: dict[int, int]) -> None:
+    controller = await controller_of(ports)
+    conn = await KafkaConnection.open("127.0.0.1", ports[controller], 10)
+    prefix = uuid.uuid4().hex[:6]
+    try:
+        before = zk_requests(metrics[controller])
+        started = time.perf_counter()
+        response = await conn.send(create_request([f"bulk-{prefix}-{i}" for i in range(topics)], 3, 3), 120)
+        bulk_s = time.perf_counter() - started
+        bulk_zk = delta(zk_requests(metrics[controller]), before)
+        failed = [t for t in response.topics if int(t.error_code) != 0]
+
+        before = zk_requests(metrics[controller])
+        started = time.perf_counter()
+        for i in range(singles):
+            single = await conn.send(create_request([f"single-{prefix}-{i}"], 3, 3), 30)
+            failed += [t for t in single.topics if int(t.error_code) != 0]
+        singles_s = time.perf_counter() - started
+        singles_zk = delta(zk_requests(metrics[controller]), before)
+    finally:
+        await conn.close()
+    print(f"{'benchmark':<44} {'wall s':>8} {'zk multi':>9} {'zk write':>9} {'zk read':>8}")
+    print(f"{f'1 CreateTopics of {topics} topics x 3 x RF3':<44} {bulk_s:>8.2f} {bulk_zk['multi']:>9} "
+          f"{bulk_zk['write']:>9} {bulk_zk['read']:>8}")
+    print(f"{f'{singles} single-topic CreateTopics (sequential)':<44} {singles_s:>8.2f} {singles_zk['multi']:>9} "
+          f"{singles_zk['write']:>9} {singles_zk['read']:>8}")
+    print(f"per single create: {singles_s / max(singles, 1) * 1000:.1f} ms; "
+          f"controller round trips per topic (bulk): {sum(bulk_zk.values()) / max(topics, 1):.2f}")
+    if failed:
+        print(f"FAILED topics: {[(t.name, int(t.error_code)) for t in failed][:5]} ({len(failed)})")
+        raise SystemExit(1)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--topics", type=int, default=1000)
+    parser.add_argument("--singles", type=int, default=100)
+    args = parser.parse_args()
+    with local_cluster(3) as (ports, metrics):
+        asyncio.run(run(args.topics, args.singles, ports, metrics))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,48 @@
+"""Shared by the benchmarks: a throw-away local cluster and a few measurements."""
+
+import contextlib
+import re
+import socket
+import tempfile
+import urllib.request
+from pathlib import Path
+
+from fauxka import launcher
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextlib.contextmanager
+def local_cluster(brokers: int = 3, overrides: tuple[str, ...] = ()):
+    """Start ZooKeeper + brokers with `fauxka up --detach`; yields (bootstrap ports, metrics ports)."""
+    with tempfile.TemporaryDirectory(prefix="fauxka-bench-") as tmp:
+        data_dir = Path(tmp)
+        base, metrics_base = free_port(), free_port()
+        opts = launcher.UpOptions(brokers=brokers, zookeeper_port=free_port(), data_dir=data_dir,
+                                  base_port=base, metrics_base_port=metrics_base, overrides=overrides,
+                                  detach=True, timeout_s=60)
+        with contextlib.redirect_stdout(None):
+            if launcher.up(opts) != 0:
+                raise RuntimeError(f"fauxka up failed; logs in {data_dir}")
+        try:
+            yield ({i: base + i - 1 for i in range(1, brokers + 1)},
+                   {i: metrics_base + i for i in range(1, brokers + 1)})
+        finally:
+            with contextlib.redirect_stdout(None):
+                launcher.down(data_dir)
+
+
+def zk_requests(metrics_port: int) -> dict[str, float]:
+    """The broker's ZooKeeper round trips so far, by kind (from its /metrics)."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=5) as response:
+        text = response.read().decode()
+    return {m.group(1): float(m.group(2))
+            for m in re.finditer(r'^fauxka_zookeeper_requests\{kind="(\w+)"\} (\S+)$', text, re.M)}
+
+
+def delta(after: dict[str, float], before: dict[str, float]) -> dict[str, int]:
+    return {k: int(after[k] - before.get(k, 0)) for k in after}
