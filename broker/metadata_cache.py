@@ -10,6 +10,8 @@ from typing import Any, Callable
 from zkstore import Stat, ZkStore
 from zkstore import paths as zp
 
+BROKER_CONFIGS = "/config/brokers"  # dynamic broker configs: one child per broker id, and <default>
+
 
 class MetadataCache:
     def __init__(self, zk: ZkStore, log: Any):
@@ -23,6 +25,7 @@ class MetadataCache:
         self.partition_states: dict[tuple[str, int], zp.PartitionState] = {}
         self.deleting: set[str] = set()
         self.topic_configs: dict[str, dict[str, str]] = {}  # overrides from /config/topics/<t>
+        self.broker_configs: dict[str, dict[str, str]] = {}  # /config/brokers/<id> and /config/brokers/<default>
         self.seen_version = -1  # newest /fauxka/metadata_version read
         self.applied_version = -1  # newest version whose changes this cache has all applied
         self._barrier_version = -1
@@ -41,6 +44,7 @@ class MetadataCache:
         self._watch("data", zp.CLUSTER_ID, self._on_cluster_id)
         self._watch("children", zp.TOPICS, self._on_topics)
         self._watch("children", zp.DELETE_TOPICS, self._on_delete_topics)
+        self._watch("children", BROKER_CONFIGS, self._on_broker_config_entities)
         self._watch("data", zp.METADATA_VERSION, self._on_metadata_version)
         self._watch("children", zp.APPLIED, self._on_applied_ids)
         self._zk.on_quiet(self._maybe_applied)
@@ -232,3 +236,23 @@ class MetadataCache:
     def _on_delete_topics(self, children: list[str] | None) -> None:
         self.deleting = set(children or ())
         self._emit(("deleting",))
+
+    # --- dynamic broker configs ---------------------------------------------------
+
+    def _on_broker_config_entities(self, children: list[str] | None) -> None:
+        names = set(children or ())
+        for gone in set(self.broker_configs) - names:
+            self._unwatch(zp.entity_config_path("brokers", gone))
+            del self.broker_configs[gone]
+            self._emit(("broker_config", gone))
+        for name in names:
+            self._watch("data", zp.entity_config_path("brokers", name),
+                        lambda v, n=name: self._on_broker_config(n, v))
+
+    def _on_broker_config(self, name: str, value: tuple[bytes, Stat] | None) -> None:
+        try:
+            self.broker_configs[name] = zp.decode_entity_config(value[0]) if value else {}
+        except (ValueError, KeyError) as exc:
+            self._log.error("bad broker config znode", entity=name, error=repr(exc))
+            return
+        self._emit(("broker_config", name))

@@ -14,7 +14,7 @@ from zkstore import paths as zp
 from . import errors as E
 from .assignment import AssignmentError, BrokerMeta, assign_replicas, validate_create_assignment
 from .errors import AdminError
-from .topic_configs import ConfigValidationError, validate_topic_configs
+from .topic_configs import ConfigValidationError, effective_topic_configs, validate_topic_configs
 from .topic_names import colliding_topics, has_collision_chars, validate_topic_name
 
 NO_NUM_PARTITIONS = -1
@@ -30,6 +30,7 @@ class ClusterView:
     deleting: set[str]
     default_partitions: int
     default_replication_factor: int
+    broker_layers: tuple[dict, dict, dict] = ({}, {}, {})  # dynamic, dynamic default, static
 
 
 @dataclass
@@ -95,6 +96,9 @@ def _validate_topic_create(name: str, assignment: dict[int, list[int]], configs:
     validate_create_assignment(assignment)
     try:
         validate_topic_configs(configs)
+        # Kafka builds the topic's full config before answering (v5+ responses); what only
+        # that build checks (local vs total retention) fails the topic here, as there.
+        effective_topic_configs(configs, *view.broker_layers, include_synonyms=False)
     except ConfigValidationError as exc:
         raise AdminError(E.INVALID_CONFIG, exc.message) from None
 

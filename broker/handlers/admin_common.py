@@ -21,3 +21,9 @@ def admin(ctx):
     """The controller's admin plane, or None when this broker is not the active controller."""
     controller = ctx.broker.admin
     return controller if controller.active else None
+
+
+def dynamic_broker_layers(ctx) -> tuple[dict, dict]:
+    """This broker's dynamic configs and the cluster-wide dynamic defaults, as the broker applies them."""
+    dynamic, dynamic_default, _static = ctx.broker.admin.broker_layers()
+    return dynamic, dynamic_default

@@ -5,7 +5,7 @@ from controller.topic_configs import effective_topic_configs
 
 from ..protocol.build import build
 from ..protocol.codec import response_schema
-from .admin_common import NOT_CONTROLLER, ZERO_UUID, admin, caller, timeout_ms
+from .admin_common import NOT_CONTROLLER, ZERO_UUID, admin, caller, dynamic_broker_layers, timeout_ms
 
 _KEY = 19
 
@@ -35,7 +35,9 @@ def _outcome(ctx, outcome, validate_only: bool) -> dict:
     result = _result(outcome.name, outcome.error_code, outcome.error_message)
     plan = outcome.plan
     if outcome.error_code == 0 and plan is not None:
-        entries = effective_topic_configs(plan.configs, {}, {}, ctx.config.originals, include_synonyms=False)
+        dynamic, dynamic_default = dynamic_broker_layers(ctx)
+        entries = effective_topic_configs(plan.configs, dynamic, dynamic_default, ctx.config.originals,
+                                          include_synonyms=False)
         result.update(
             topic_id=ZERO_UUID if validate_only else plan.topic_id,
             num_partitions=len(plan.assignment),

@@ -1,0 +1,25 @@
+"""What AlterConfigs and IncrementalAlterConfigs share: both answer through controller.configs."""
+
+from controller.configs import AlterOp, ResourceChange, alter_configs
+
+from ..protocol.build import build
+from ..protocol.codec import response_schema
+from .admin_common import NOT_CONTROLLER, admin, caller
+
+
+async def answer(ctx, request, incremental: bool):
+    controller = admin(ctx)
+    if controller is None:
+        results = [_result(r.resource_type, r.resource_name, NOT_CONTROLLER, None) for r in request.resources]
+    else:
+        changes = [ResourceChange(r.resource_type, r.resource_name,
+                                  [AlterOp(c.name, c.value, c.config_operation) if incremental
+                                   else AlterOp(c.name, c.value) for c in r.configs])
+                   for r in request.resources]
+        outcomes = await alter_configs(controller, changes, request.validate_only, incremental, caller(ctx))
+        results = [_result(o.resource_type, o.name, o.error_code, o.error_message) for o in outcomes]
+    return build(response_schema(request.__api_key__, ctx.version), {"throttle_time": 0, "responses": results})
+
+
+def _result(resource_type: int, name: str, code: int, message: str | None) -> dict:
+    return {"error_code": code, "error_message": message, "resource_type": resource_type, "resource_name": name}

@@ -1,0 +1,104 @@
+"""DescribeConfigs v1-v4, answered by any broker from its own config and metadata cache
+(Kafka's ConfigHelper.describeConfigs, 3.4)."""
+
+from controller import broker_configs as bc
+from controller.configs import BROKER, BROKER_LOGGER, TOPIC, java_int
+from controller.topic_configs import ConfigSource, ConfigValidationError, effective_topic_configs
+from controller.topic_names import validate_topic_name
+
+from ..protocol.build import build
+from ..protocol.codec import response_schema
+from .admin_common import dynamic_broker_layers
+
+_KEY = 32
+UNKNOWN_SERVER_ERROR, UNKNOWN_TOPIC_OR_PARTITION, INVALID_TOPIC_EXCEPTION, INVALID_REQUEST = -1, 3, 17, 42
+INVALID_REQUEST_MESSAGE = ("This most likely occurs because of a request being malformed by the client library or "
+                           "the message was sent to an incompatible broker. See the broker logs for more details.")
+
+
+class _Refused(Exception):
+    def __init__(self, code: int, message: str | None):
+        super().__init__(message)
+        self.code, self.message = code, message
+
+
+async def handle(ctx, request):
+    if any(r.resource_type not in (TOPIC, BROKER, BROKER_LOGGER) for r in request.resources):
+        # KafkaApis throws for the whole request: every resource gets the error, no configs
+        results = [_result(r, INVALID_REQUEST, INVALID_REQUEST_MESSAGE, ()) for r in request.resources]
+    else:
+        documentation = getattr(request, "include_documentation", False)  # v3+
+        results = [_describe(ctx, r, request.include_synonyms, documentation)
+                   for r in request.resources]
+    return build(response_schema(_KEY, ctx.version), {"throttle_time": 0, "results": results})
+
+
+def _result(resource, code: int, message: str | None, configs) -> dict:
+    return {"error_code": code, "error_message": message, "resource_type": resource.resource_type,
+            "resource_name": resource.resource_name, "configs": configs}
+
+
+def _describe(ctx, resource, include_synonyms: bool, include_documentation: bool) -> dict:
+    wanted = set(resource.configuration_keys or ())
+    try:
+        if resource.resource_type == TOPIC:
+            entries = _topic(ctx, resource.resource_name, include_synonyms, include_documentation)
+        elif resource.resource_type == BROKER:
+            entries = _broker(ctx, resource.resource_name, include_synonyms, include_documentation)
+        else:
+            entries = _loggers(ctx, resource.resource_name)
+    except _Refused as refused:
+        return _result(resource, refused.code, refused.message, ())
+    configs = [e for e in entries if not wanted or e["name"] in wanted]
+    return _result(resource, 0, "", configs)  # Kafka leaves the message at its default, ""
+
+
+def _topic(ctx, topic: str, include_synonyms: bool, include_documentation: bool) -> list[dict]:
+    invalid = validate_topic_name(topic)
+    if invalid is not None:
+        raise _Refused(INVALID_TOPIC_EXCEPTION, invalid)
+    if topic not in ctx.cache.topics:
+        raise _Refused(UNKNOWN_TOPIC_OR_PARTITION, "")
+    dynamic_broker, dynamic_default = dynamic_broker_layers(ctx)
+    try:
+        entries = effective_topic_configs(ctx.cache.topic_configs.get(topic, {}), dynamic_broker, dynamic_default,
+                                          ctx.config.originals, include_synonyms, include_documentation)
+    except ConfigValidationError as exc:  # a stored override LogConfig cannot build: Kafka's ConfigException
+        ctx.log.error("describe configs failed", topic=topic, error=exc.message)
+        raise _Refused(UNKNOWN_SERVER_ERROR, None) from None
+    return [_entry(e) for e in entries]
+
+
+def _broker(ctx, name: str, include_synonyms: bool, include_documentation: bool) -> list[dict]:
+    broker_id = ctx.broker.broker_id
+    if name:
+        if not java_int(name):
+            raise _Refused(INVALID_REQUEST, f"Broker id must be an integer, but it is: {name}")
+        if int(name) != broker_id:
+            raise _Refused(INVALID_REQUEST,
+                           f"Unexpected broker id, expected {broker_id} or empty string, but received {name}")
+    configs = ctx.cache.broker_configs
+    entries = bc.describe_broker(ctx.config.originals, configs.get(bc.DEFAULT_ENTITY, {}),
+                                 configs.get(str(broker_id), {}), per_broker=bool(name),
+                                 include_synonyms=include_synonyms, include_documentation=include_documentation)
+    return [_entry(e) for e in entries]
+
+
+def _loggers(ctx, name: str) -> list[dict]:
+    broker_id = ctx.broker.broker_id
+    if not name:
+        raise _Refused(INVALID_REQUEST, "Broker id must not be empty")
+    if not java_int(name):
+        raise _Refused(INVALID_REQUEST, f"Broker id must be an integer, but it is: {name}")
+    if int(name) != broker_id:
+        raise _Refused(INVALID_REQUEST, f"Unexpected broker id, expected {broker_id} but received {name}")
+    return [{"name": logger, "value": level, "read_only": False,
+             "config_source": int(ConfigSource.DYNAMIC_BROKER_LOGGER_CONFIG), "is_sensitive": False,
+             "synonyms": (), "config_type": 0, "documentation": ""}
+            for logger, level in bc.loggers(ctx.config["log.level"]).items()]
+
+
+def _entry(e) -> dict:
+    return {"name": e.name, "value": e.value, "read_only": e.read_only, "config_source": int(e.source),
+            "is_sensitive": e.sensitive, "config_type": int(e.config_type), "documentation": e.documentation,
+            "synonyms": [{"name": s.name, "value": s.value, "source": int(s.source)} for s in e.synonyms]}
