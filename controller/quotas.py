@@ -1,0 +1,249 @@
+"""Client quotas in ZK mode (Kafka's ZkAdminManager): entity names and paths, quota values with
+Java's semantics, AlterClientQuotas. Stored in /config/{users,clients,ips}, never enforced."""
+
+import asyncio
+import math
+import re
+import time
+import weakref
+from dataclasses import dataclass
+from decimal import Decimal
+
+from zkstore import MultiFailed, ZkUnavailable
+from zkstore import paths as zp
+from zkstore.fenced import ControllerMoved
+from zkstore.store import Op
+
+from . import errors as E
+from .audit import Caller
+from .errors import AdminError
+
+USER, CLIENT_ID, IP = "user", "client-id", "ip"
+DEFAULT = "<default>"  # ConfigEntityName.Default: the znode of a null (default) entity name
+QUOTA_KEYS = {"producer_byte_rate": "LONG", "consumer_byte_rate": "LONG",
+              "request_percentage": "DOUBLE", "controller_mutation_rate": "DOUBLE"}
+USER_KEYS = {"SCRAM-SHA-256": "STRING", "SCRAM-SHA-512": "STRING", **QUOTA_KEYS}
+IP_KEYS = {"connection_creation_rate": "INT"}
+NOT_CONTROLLER_MESSAGE = "This is not the correct controller for this cluster."
+_SAFE = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_")
+_LIMITS = {"LONG": (-(1 << 63), (1 << 63) - 1), "INT": (-(1 << 31), (1 << 31) - 1)}
+JAVA_DOUBLE = re.compile(r"[+-]?(NaN|Infinity|(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?)[fFdD]?")
+_ATTEMPTS = 3
+_locks = weakref.WeakKeyDictionary()  # AdminController -> asyncio.Lock of its quota writes
+
+
+def sanitize(name: str) -> str:
+    """Kafka's Sanitizer.sanitize: URL-encoding with '*' as %2A and space as %20."""
+    return "".join(chr(b) if b in _SAFE else f"%{b:02X}" for b in name.encode("utf-8", "surrogatepass"))
+
+
+def desanitize(name: str) -> str:
+    """URLDecoder.decode; a malformed escape fails the request, as Java's IllegalArgumentException."""
+    if re.search(r"%(?![0-9A-Fa-f]{2})", name):
+        raise AdminError(E.UNKNOWN_SERVER_ERROR, None)
+    raw = re.sub(rb"%([0-9A-Fa-f]{2})", lambda m: bytes([int(m.group(1), 16)]), name.replace("+", " ").encode())
+    return raw.decode("utf-8", "replace")
+
+
+def sanitize_entity(name: str | None) -> str:
+    return DEFAULT if name is None else sanitize(name)
+
+
+def desanitize_entity(name: str) -> str | None:
+    return None if name == DEFAULT else desanitize(name)
+
+
+def java_double_str(value: float) -> str:
+    """java.lang.Double.toString (shortest digits)."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    if value == 0 or 1e-3 <= abs(value) < 1e7:
+        return repr(value)  # Python's fixed notation covers Java's range, with its trailing ".0"
+    shortest = Decimal(repr(abs(value))).normalize().as_tuple()  # repr: the shortest round-trip digits
+    digits = "".join(map(str, shortest.digits))
+    exp10 = len(digits) - 1 + shortest.exponent
+    return f"{'-' if value < 0 else ''}{digits[0]}.{digits[1:] or '0'}E{exp10}"
+
+
+def _java_to_integral(value: float, kind: str) -> int:
+    """Scala's Double.toLong / toInt: NaN is 0, out of range saturates, otherwise truncation."""
+    if math.isnan(value):
+        return 0
+    low, high = _LIMITS[kind]
+    return max(low, min(high, int(value))) if math.isfinite(value) else (high if value > 0 else low)
+
+
+@dataclass(frozen=True)
+class Target:
+    config_type: str  # users | clients | ips
+    name: str  # sanitized: "alice", "alice/clients/app", "<default>", "10.0.0.1"
+    keys: dict[str, str]  # the keys an op may set, with their ConfigDef type
+
+    @property
+    def validation_keys(self) -> dict[str, str]:
+        """AdminZkClient: default users and <user, client> pairs are validated as clients."""
+        if self.config_type == "users" and (self.name == DEFAULT or "/clients" in self.name):
+            return QUOTA_KEYS
+        return self.keys
+
+
+def entity_target(entity: dict[str, str | None]) -> Target:
+    if not entity:
+        raise AdminError(E.INVALID_REQUEST, "Invalid empty client quota entity")
+    found: dict[str, str] = {}
+    for entity_type, name in entity.items():
+        if entity_type not in (USER, CLIENT_ID, IP):
+            raise AdminError(E.INVALID_REQUEST, f"Unhandled client quota entity type: {entity_type}")
+        found[entity_type] = sanitize_entity(name)
+        if name == "":
+            raise AdminError(E.INVALID_REQUEST, f"Empty {entity_type} not supported")
+    user, client, ip = found.get(USER), found.get(CLIENT_ID), found.get(IP)
+    if ip is not None and (user is not None or client is not None):
+        raise AdminError(E.INVALID_REQUEST, "Invalid quota entity combination, "
+                                            "IP entity should not be used with user/client ID entity.")
+    if user is not None and client is not None:
+        return Target("users", f"{user}/clients/{client}", USER_KEYS)
+    if user is not None:
+        return Target("users", user, USER_KEYS)
+    if client is not None:
+        return Target("clients", client, QUOTA_KEYS)
+    return Target("ips", ip, IP_KEYS)
+
+
+def entity_label(entity: dict[str, str | None]) -> str:
+    rank = {USER: 0, CLIENT_ID: 1, IP: 2}
+    ordered = sorted(entity.items(), key=lambda item: rank.get(item[0], 3))
+    return ",".join(f"{t}={DEFAULT if n is None else n}" for t, n in ordered)
+
+
+async def check_ip(target: Target, resolve_timeout_s: float = 5.0) -> None:
+    """DynamicConfig.Ip.isValidIpEntity: an IP literal or a resolvable host (the sanitized name)."""
+    if target.config_type != "ips" or target.name == DEFAULT:
+        return
+    try:
+        await asyncio.wait_for(asyncio.get_running_loop().getaddrinfo(target.name, None), resolve_timeout_s)
+    except (OSError, UnicodeError, asyncio.TimeoutError):
+        raise AdminError(E.INVALID_REQUEST, f"{target.name} is not a valid IP or resolvable host.") from None
+
+
+def apply_ops(props: dict[str, str], ops: list[tuple[str, float | None]], keys: dict[str, str]) -> dict[str, str]:
+    """The entity's new properties after `ops` (None removes any key), validated as Kafka does."""
+    props = dict(props)
+    for key, value in ops:
+        if value is None:
+            props.pop(key, None)
+            continue
+        kind = keys.get(key)
+        if kind is None:
+            raise AdminError(E.INVALID_REQUEST, f"Invalid configuration key {key}")
+        if kind == "DOUBLE":
+            props[key] = java_double_str(value)
+        elif kind in _LIMITS:
+            integral = _java_to_integral(value + 1e-6, kind)
+            if abs(float(integral) - value) > 1e-6:
+                raise AdminError(E.INVALID_REQUEST, f"Configuration {key} must be a {kind} value")
+            props[key] = str(integral)
+        else:  # a SCRAM credential key: Kafka's IllegalStateException
+            raise AdminError(E.UNKNOWN_SERVER_ERROR, None)
+    return props
+
+
+def validate_stored(props: dict[str, str], keys: dict[str, str]) -> None:
+    """DynamicConfig.validate before a write: a key or value left in ZooKeeper by someone else that
+    Kafka refuses (IllegalArgumentException, ConfigException) fails the entity."""
+    for key, value in props.items():
+        kind, text = keys.get(key), value.strip()
+        if kind in _LIMITS:
+            ok = re.fullmatch(r"[+-]?\d+", text) and _LIMITS[kind][0] <= int(text) <= _LIMITS[kind][1] \
+                and (kind == "LONG" or int(text) >= 0)
+        else:
+            ok = kind == "STRING" or (kind == "DOUBLE" and JAVA_DOUBLE.fullmatch(text))
+        if not ok:
+            raise AdminError(E.UNKNOWN_SERVER_ERROR, None)
+
+
+def decode_config(data: bytes | None) -> dict[str, str]:
+    """ConfigEntityZNode.decode: an empty or unparsable znode holds no config."""
+    try:
+        return {k: str(v) for k, v in zp.decode_entity_config(data).items()} if data else {}
+    except (ValueError, AttributeError, TypeError):
+        return {}
+
+
+@dataclass
+class Alteration:
+    entity: dict[str, str | None]  # entity_type -> name (None: the default), as Kafka's HashMap holds it
+    ops: list[tuple[str, float | None]]  # (key, value or None to remove)
+
+
+@dataclass
+class AlterOutcome:
+    entity: dict[str, str | None]  # Kafka's HashMap order
+    error_code: int = E.NONE
+    error_message: str | None = None
+
+
+async def alter_client_quotas(admin, zk, alterations: list[Alteration], validate_only: bool,
+                              caller: Caller) -> list[AlterOutcome]:
+    """One fenced multi-op per entity. Like Kafka's result map, an entity given twice answers once
+    (at its first position, with the last outcome); both alterations are applied in order."""
+    outcomes: dict[frozenset, AlterOutcome] = {}
+    moved = False
+    for alteration in alterations:
+        started = time.perf_counter()
+        entity = alteration.entity
+        code, message = E.NOT_CONTROLLER, NOT_CONTROLLER_MESSAGE
+        if not moved:
+            try:
+                target = entity_target(entity)
+                await check_ip(target)
+                async with _locks.setdefault(admin, asyncio.Lock()):  # this controller's writes never race
+                    await _alter_entity(admin, zk, target, alteration.ops, validate_only)
+                code, message = E.NONE, None
+            except AdminError as exc:
+                code, message = exc.code, exc.message
+            except ControllerMoved as exc:
+                admin.election.resign(str(exc))
+                moved = True
+            except ZkUnavailable as exc:
+                admin.log.warning("client quota write interrupted", error=str(exc))
+                code, message = E.REQUEST_TIMED_OUT, None
+            except Exception as exc:  # Kafka answers any other throwable with UNKNOWN_SERVER_ERROR
+                admin.log.exception("client quota alteration failed", error=repr(exc))
+                code, message = E.UNKNOWN_SERVER_ERROR, None
+        outcome = outcomes.setdefault(frozenset(entity.items()), AlterOutcome(entity))
+        outcome.error_code, outcome.error_message = code, message
+        admin.audit.record(caller, resource_type="CLIENT_QUOTA", resource_name=entity_label(entity),
+                           action="ALTER_CLIENT_QUOTAS", validate_only=validate_only, error_code=code,
+                           error_message=message, latency_ms=(time.perf_counter() - started) * 1000,
+                           ops=[{"key": k, "value": v} for k, v in alteration.ops])
+    return list(outcomes.values())
+
+
+async def _alter_entity(admin, zk, target: Target, ops: list[tuple[str, float | None]], validate_only: bool) -> None:
+    path = zp.entity_config_path(target.config_type, target.name)
+    change = zp.encode_config_change(f"{target.config_type}/{target.name}")  # users/alice/clients/app
+    notify = Op.create(zp.CONFIG_CHANGE_PREFIX, change, sequence=True)
+    for attempt in range(_ATTEMPTS):
+        got = await zk.get(path)
+        props = apply_ops(decode_config(got[0] if got else None), ops, target.keys)
+        if validate_only:
+            return
+        validate_stored(props, target.validation_keys)
+        data = zp.encode_entity_config(props)  # other keys (SCRAM credentials) are kept
+        if got is not None:
+            write = [Op.set(path, data, got[1].version)]
+        else:
+            parts = path.split("/")  # Kafka's createRecursive: absent ancestors are created empty
+            ancestors = ["/".join(parts[:i]) for i in range(3, len(parts))]
+            found = await asyncio.gather(*(zk.exists(a) for a in ancestors))
+            write = [*(Op.create(a, b"") for a, stat in zip(ancestors, found) if stat is None), Op.create(path, data)]
+        try:
+            await admin.writer.write([*write, notify])
+            return
+        except MultiFailed as failed:  # changed by another writer (kafka-configs?): read again
+            admin.log.info("client quota write raced", path=path, error=repr(failed.cause), attempt=attempt)
+    raise AdminError(E.UNKNOWN_SERVER_ERROR, None)
+
