@@ -9,11 +9,12 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from zkstore import MultiFailed, NodeExists, ZkUnavailable
+from zkstore import MultiFailed, NodeExists, NotEmpty, ZkUnavailable
 from zkstore import paths as zp
 from zkstore.fenced import ControllerMoved, FencedWriter
 from zkstore.store import Op
 
+from . import broker_configs as bc
 from . import errors as E
 from .assignment import BrokerMeta, metadata_cache_broker_order
 from .audit import AuditLog, Caller
@@ -23,6 +24,7 @@ from .purgatory import Purgatory
 from .topics import ClusterView, NewTopic, TopicPlan, creation_ops, plan_create
 
 MAX_OPS_PER_MULTI = 2000  # well under ZooKeeper's 1 MB jute.maxbuffer
+DELETE_ATTEMPTS = 3
 
 
 @dataclass
@@ -38,6 +40,7 @@ class AdminController:
     quotas.py use its cache, writer, purgatory, policies and audit)."""
 
     def __init__(self, zk, cache, election, config, log: Any):
+        self.zk = zk
         self.cache = cache
         self.election = election
         self.config = config
@@ -57,6 +60,13 @@ class AdminController:
     def active(self) -> bool:
         return self.election.active
 
+    def broker_layers(self) -> tuple[dict, dict, dict]:
+        """This broker's config as topics inherit it: dynamic per-broker, dynamic default, static."""
+        configs = self.cache.broker_configs
+        return (bc.effective_dynamic(configs.get(str(self.config.broker_id), {}), True),
+                bc.effective_dynamic(configs.get(bc.DEFAULT_ENTITY, {}), False),
+                self.config.originals)
+
     def view(self) -> ClusterView:
         cache = self.cache
         return ClusterView(
@@ -65,6 +75,7 @@ class AdminController:
             topics=set(cache.topics), deleting=set(cache.deleting),
             default_partitions=self.config["num.partitions"],
             default_replication_factor=self.config["default.replication.factor"],
+            broker_layers=self.broker_layers(),
         )
 
     # --- DeleteTopics ------------------------------------------------------------
@@ -112,15 +123,26 @@ class AdminController:
             # already marked: Kafka counts this as success and waits for the deletion
 
     async def _complete_deletion(self, name: str) -> None:
-        """The controller's half of deletion (Kafka's TopicDeletionManager), as one multi-op."""
-        try:
-            await self.writer.write(deletion_ops(name, list(self.cache.partitions_of(name))))
-        except MultiFailed as failed:
-            self.log.warning("topic deletion incomplete", topic=name, error=repr(failed.cause))
-        except ControllerMoved as exc:
-            self.election.resign(str(exc))
-        except ZkUnavailable as exc:
-            self.log.warning("topic deletion interrupted", topic=name, error=str(exc))
+        """The controller's half of deletion (Kafka's TopicDeletionManager), as one multi-op.
+
+        Partitions are listed from ZooKeeper, not the cache, and the listing is retried when a
+        concurrent CreatePartitions adds one between the listing and the delete (NotEmpty)."""
+        for _ in range(DELETE_ATTEMPTS):
+            try:
+                children = await self.zk.get_children(zp.partitions_path(name)) or []
+                await self.writer.write(deletion_ops(name, [int(c) for c in children if c.isdigit()]))
+                return
+            except MultiFailed as failed:
+                if not isinstance(failed.cause, NotEmpty):
+                    self.log.warning("topic deletion incomplete", topic=name, error=repr(failed.cause))
+                    return
+            except ControllerMoved as exc:
+                self.election.resign(str(exc))
+                return
+            except ZkUnavailable as exc:
+                self.log.warning("topic deletion interrupted", topic=name, error=str(exc))
+                return
+        self.log.warning("topic deletion raced with partition changes; left marked", topic=name)
 
     async def resume_deletions(self) -> None:
         """A new controller finishes the deletions its predecessor marked."""
@@ -183,12 +205,19 @@ class AdminController:
         request = TopicActionRequest(action=action, topic=topic, principal=caller.principal,
                                      client_address=caller.client_address, pre_state=pre, post_state=post,
                                      validate_only=validate_only, **details)
+        self._run_policy(lambda: self.policies.validate_topic(request), topic=topic, action=action.name)
+
+    def check_broker_policy(self, broker: str, requested: dict[str, str | None]) -> None:
+        """The legacy AlterConfigPolicy on a broker resource ('' for the cluster default)."""
+        self._run_policy(lambda: self.policies.validate_broker_configs(broker, requested), broker=broker)
+
+    def _run_policy(self, validate, **context: Any) -> None:
         try:
-            self.policies.validate_topic(request)
+            validate()
         except PolicyViolation as exc:
             raise AdminError(E.POLICY_VIOLATION, exc.message) from None
         except Exception as exc:  # a policy bug: Kafka answers UNKNOWN_SERVER_ERROR and logs it
-            self.log.exception("policy failed", topic=topic, action=action.name, error=repr(exc))
+            self.log.exception("policy failed", error=repr(exc), **context)
             raise AdminError(E.UNKNOWN_SERVER_ERROR, None) from None
 
     async def _write_topics(self, plans: list[TopicPlan], by_name: dict[str, TopicOutcome]) -> None:

@@ -1,7 +1,6 @@
 """The `fauxka` command line."""
 
 import argparse
-import asyncio
 import sys
 from pathlib import Path
 

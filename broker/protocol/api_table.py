@@ -39,6 +39,12 @@ TABLE: dict[int, Api] = {
         Api(18, "api_versions", 0, 4),
         Api(19, "create_topics", 2, 7, forwardable=True, controller_only=True),
         Api(20, "delete_topics", 1, 6, forwardable=True, controller_only=True),
+        Api(32, "describe_configs", 1, 4),
+        Api(33, "alter_configs", 0, 2, forwardable=True, controller_only=True),
+        Api(37, "create_partitions", 0, 3, forwardable=True, controller_only=True),
+        Api(44, "incremental_alter_configs", 0, 1, forwardable=True, controller_only=True),
+        Api(48, "describe_client_quotas", 0, 1),
+        Api(49, "alter_client_quotas", 0, 1, forwardable=True, controller_only=True),
         Api(60, "describe_cluster", 0, 1),
     )
 }

@@ -86,7 +86,7 @@ def test_defaults_apply_for_minus_one_and_v5_reports_counts_configs_and_id(clust
     assert (configs["cleanup.policy"].value, configs["cleanup.policy"].config_source) == ("compact", 1)
     assert (configs["retention.ms"].value, configs["retention.ms"].config_source) == ("604800000", 5)
     assert result.topic_id is not None and result.topic_id.int != 0
-    assert f'"topic_id":"'.encode() in cluster.zk_get(f"/brokers/topics/{name}")
+    assert b'"topic_id":"' in cluster.zk_get(f"/brokers/topics/{name}")
 
 
 def test_validate_only_runs_every_check_and_writes_nothing(cluster, controller):

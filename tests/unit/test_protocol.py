@@ -1,7 +1,4 @@
-import io
-
 import pytest
-from kio.serial import entity_writer
 
 from broker.protocol import api_table
 from broker.protocol.build import build
