@@ -15,6 +15,7 @@ from zkstore import paths as zp
 
 from . import logs
 from .applied import AppliedPublisher
+from .auto_create import AutoTopicCreator
 from .config import BrokerConfig
 from .metadata_cache import MetadataCache
 from .metrics import BrokerMetrics
@@ -34,6 +35,7 @@ class Broker:
         self.election = ControllerElection(self.zk, self.broker_id, log, self._controller_changed)
         self.applied = AppliedPublisher(self.zk, self.broker_id, log)
         self.admin = AdminController(self.zk, self.cache, self.election, config, log)
+        self.auto_create = AutoTopicCreator(self)
         self.server = Server(self)
         self._stopped = asyncio.Event()
         self._fatal: BaseException | None = None
@@ -132,6 +134,7 @@ class Broker:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         await self.election.stop()
         await self.server.stop()
+        await self.auto_create.stop()
         await self.applied.stop()
         self.admin.close()
         self.cache.stop()

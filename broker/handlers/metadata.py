@@ -2,13 +2,16 @@
 
 import uuid
 
+from controller.topic_names import validate_topic_name
+
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from .admin_common import caller
 
 _KEY = 3
 ZERO_UUID = uuid.UUID(int=0)
 NONE, UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE = 0, 3, 5
-INVALID_REQUEST, UNKNOWN_TOPIC_ID, LISTENER_NOT_FOUND = 42, 100, 72
+INVALID_REQUEST, UNKNOWN_TOPIC_ID, LISTENER_NOT_FOUND, INVALID_TOPIC_EXCEPTION = 42, 100, 72, 17
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 
 # Authorized-operation bit sets while no authorizer is configured: everything a
@@ -49,11 +52,14 @@ async def handle(ctx, request):
             else:
                 names.append(wanted.name)
     include_ops = getattr(request, "include_topic_authorized_operations", False)
-    for name in dict.fromkeys(names):  # Kafka answers each topic once
+    unique_names = list(dict.fromkeys(names))  # Kafka answers each topic once
+    missing = [n for n in unique_names if n not in cache.topics]
+    missing_errors = _missing_topic_errors(ctx, request, missing)
+    for name in unique_names:
         if name in cache.topics:
             topics.append(_topic(ctx, name, include_ops))
         else:
-            topics.append(_topic_error(UNKNOWN_TOPIC_OR_PARTITION, name, ZERO_UUID))
+            topics.append(_topic_error(missing_errors[name], name, ZERO_UUID))
     include_cluster_ops = getattr(request, "include_cluster_authorized_operations", False)
     return build(response_schema(_KEY, version), {
         "throttle_time": 0,
@@ -63,6 +69,17 @@ async def handle(ctx, request):
         "topics": topics,
         "cluster_authorized_operations": CLUSTER_OPERATIONS if include_cluster_ops else AUTHORIZED_OPERATIONS_OMITTED,
     })
+
+
+def _missing_topic_errors(ctx, request, missing: list[str]) -> dict[str, int]:
+    """INVALID_TOPIC_EXCEPTION for illegal names; the others are auto-created when allowed."""
+    errors = {n: INVALID_TOPIC_EXCEPTION if validate_topic_name(n) else UNKNOWN_TOPIC_OR_PARTITION for n in missing}
+    allowed = ctx.config["auto.create.topics.enable"] and getattr(request, "allow_auto_topic_creation", True)
+    creatable = [n for n in missing if errors[n] == UNKNOWN_TOPIC_OR_PARTITION]
+    if allowed and creatable:
+        code = ctx.broker.auto_create.request(creatable, caller(ctx))
+        errors.update({n: code for n in creatable})
+    return errors
 
 
 def _topic_error(error: int, name: str | None, topic_id: uuid.UUID) -> dict:

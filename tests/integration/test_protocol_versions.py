@@ -63,3 +63,10 @@ def test_describe_cluster_for_controller_endpoints_is_refused(cluster):
     response = ask(cluster, 3, 60, 1, {"include_cluster_authorized_operations": False, "endpoint_type": 2})
     assert int(response.error_code) == 114  # MISMATCHED_ENDPOINT_TYPE
     assert response.brokers == ()
+
+
+def test_metadata_for_an_illegal_topic_name_is_invalid_topic_exception(cluster):
+    response = ask(cluster, 1, 3, 9, {"topics": [{"name": "bad name!"}], "allow_auto_topic_creation": False,
+                                      "include_topic_authorized_operations": False,
+                                      "include_cluster_authorized_operations": False})
+    assert [(t.name, int(t.error_code)) for t in response.topics] == [("bad name!", 17)]
