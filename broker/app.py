@@ -15,6 +15,7 @@ from zkstore import paths as zp
 
 from . import logs
 from .applied import AppliedPublisher
+from .auth.authorizer import AllowAll
 from .auto_create import AutoTopicCreator
 from .config import BrokerConfig
 from .metadata_cache import MetadataCache
@@ -36,6 +37,7 @@ class Broker:
         self.applied = AppliedPublisher(self.zk, self.broker_id, log)
         self.admin = AdminController(self.zk, self.cache, self.election, config, log)
         self.auto_create = AutoTopicCreator(self)
+        self.authorizer = AllowAll()
         self.server = Server(self)
         self._stopped = asyncio.Event()
         self._fatal: BaseException | None = None

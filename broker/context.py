@@ -16,9 +16,15 @@ class RequestContext:
     broker: "Broker"
     request: Request
     listener: str  # the listener name the request arrived on
-    principal: str
-    client_host: str
+    principal: str  # the client's; for a forwarded request, the one inside the envelope
+    client_host: str  # likewise, the forwarded client's address
     log: Any
+    forwarded_by: int | None = None  # the broker that forwarded this request in an envelope
+    connection: Any = None  # broker.connection.Connection it arrived on (the envelope's, if forwarded)
+
+    def authorized(self, operation: str, resource_type: str, name: str) -> bool:
+        """Kafka's ACL check for this request's principal and host (e.g. "CREATE", "TOPIC", "t")."""
+        return self.broker.authorizer.authorize(self.principal, self.client_host, operation, resource_type, name)
 
     @property
     def version(self) -> int:

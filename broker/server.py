@@ -10,11 +10,13 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from .config import Endpoint
-from .context import ANONYMOUS, RequestContext
+from .connection import Connection
+from .context import RequestContext
+from .dispatch import dispatch
 from .handlers import api_versions
 from .protocol import api_table
 from .protocol.codec import RequestParseError, decode_request, encode_response, peek
-from .protocol.framing import FrameError, read_frame
+from .protocol.framing import FrameError, read_frame, with_size_prefix
 
 if TYPE_CHECKING:
     from .app import Broker
@@ -61,13 +63,18 @@ class Server:
         log = self._log.bind(listener=endpoint.listener, peer=f"{peer[0]}:{peer[1]}")
         gauge = self._broker.metrics.connections.labels(endpoint.listener)
         gauge.inc()
+        conn = Connection(endpoint, peer[0])
         try:
             while True:
-                response = await self._one_request(endpoint, peer[0], reader, log)
-                if response is None:
+                frame = await read_frame(reader, self._broker.config["socket.request.max.bytes"])
+                if frame is None:
                     break
-                writer.write(response)
-                await writer.drain()
+                response = await self._answer(conn, frame, log)
+                if response:
+                    writer.write(response)
+                    await writer.drain()
+                if conn.close_after_response:
+                    break
         except (FrameError, RequestParseError) as exc:
             log.warning("closing connection", reason=str(exc))
             self._broker.metrics.closed_connections.labels(type(exc).__name__).inc()
@@ -80,10 +87,8 @@ class Server:
             gauge.dec()
             writer.close()
 
-    async def _one_request(self, endpoint: Endpoint, host: str, reader: asyncio.StreamReader, log: Any) -> bytes | None:
-        frame = await read_frame(reader, self._broker.config["socket.request.max.bytes"])
-        if frame is None:
-            return None
+    async def _answer(self, conn: Connection, frame: bytes, log: Any) -> bytes | None:
+        """The framed response to one frame (None: nothing to send)."""
         started = time.perf_counter()
         api_key, version, correlation_id = peek(frame)
         api = api_table.lookup(api_key)
@@ -95,8 +100,11 @@ class Server:
             raise RequestParseError(f"unsupported version {version} of {api.name}")
         request = decode_request(frame, api, version)
         log = log.bind(api=api.name, version=version, correlation_id=correlation_id, client_id=request.client_id)
-        ctx = RequestContext(self._broker, request, endpoint.listener, ANONYMOUS, host, log)
-        response = await api.handler(ctx, request.body)
+        ctx = RequestContext(self._broker, request, conn.endpoint.listener, conn.principal, conn.peer_host, log,
+                             connection=conn)
+        response = await dispatch(ctx)
+        if isinstance(response, bytes):  # already encoded (a forwarded response passed through)
+            return with_size_prefix(response)
         error = int(getattr(response, "error_code", 0))
         elapsed = time.perf_counter() - started
         metrics = self._broker.metrics

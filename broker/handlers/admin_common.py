@@ -10,7 +10,7 @@ NOT_CONTROLLER = 41
 
 def caller(ctx) -> Caller:
     return Caller(principal=ctx.principal, client_address=ctx.client_host, receiving_broker=ctx.broker.broker_id,
-                  forwarded_by=None, api=ctx.request.api.name, api_version=ctx.version)
+                  forwarded_by=ctx.forwarded_by, api=ctx.request.api.name, api_version=ctx.version)
 
 
 def timeout_ms(request) -> int:

@@ -1,0 +1,1 @@
+"""Authentication (SASL) and authorization (ACLs) of client connections."""

@@ -1,0 +1,17 @@
+"""Per-connection state the server keeps between requests."""
+
+from dataclasses import dataclass
+from typing import Any
+
+from .config import Endpoint
+
+ANONYMOUS = "User:ANONYMOUS"
+
+
+@dataclass(slots=True)
+class Connection:
+    endpoint: Endpoint
+    peer_host: str
+    principal: str = ANONYMOUS
+    sasl: Any = None  # the SASL exchange of a SASL_* listener (broker.auth), None on PLAINTEXT
+    close_after_response: bool = False  # e.g. after a failed authentication, as Kafka does
