@@ -17,6 +17,7 @@ from . import logs
 from .applied import AppliedPublisher
 from .auth.authorizer import AllowAll
 from .auto_create import AutoTopicCreator
+from .forwarding import ForwardingManager
 from .config import BrokerConfig
 from .metadata_cache import MetadataCache
 from .metrics import BrokerMetrics
@@ -38,6 +39,7 @@ class Broker:
         self.admin = AdminController(self.zk, self.cache, self.election, config, log)
         self.auto_create = AutoTopicCreator(self)
         self.authorizer = AllowAll()
+        self.forwarding = ForwardingManager(self)
         self.server = Server(self)
         self._stopped = asyncio.Event()
         self._fatal: BaseException | None = None
@@ -137,6 +139,7 @@ class Broker:
         await self.election.stop()
         await self.server.stop()
         await self.auto_create.stop()
+        await self.forwarding.stop()
         await self.applied.stop()
         self.admin.close()
         self.cache.stop()

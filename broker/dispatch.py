@@ -1,4 +1,4 @@
-"""Where a parsed request goes: its handler here, or (later) the controller."""
+"""Where a parsed request goes: its handler here, or the controller inside an envelope."""
 
 from typing import Any
 
@@ -6,5 +6,12 @@ from .context import RequestContext
 
 
 async def dispatch(ctx: RequestContext) -> Any:
-    """The response entity, or the encoded response (header + body) to pass through as it is."""
-    return await ctx.request.api.handler(ctx, ctx.request.body)
+    """The response entity, or the encoded response (header + body) to pass through as it is.
+
+    A forwardable request received by a broker that is not the active controller is
+    forwarded, unless it already came inside an envelope (no double forwarding).
+    """
+    api = ctx.request.api
+    if api.forwardable and ctx.forwarded_by is None and not ctx.broker.admin.active:
+        return await ctx.broker.forwarding.forward(ctx)
+    return await api.handler(ctx, ctx.request.body)

@@ -23,6 +23,30 @@ class BrokerMetrics:
                                       registry=r)
         self.zk_session = Gauge("fauxka_zookeeper_session_state",
                                 "1 for the current ZooKeeper session state", ["state"], registry=r)
+        # Forwarding (KIP-590, KIP-938); README maps each to its KIP name.
+        self.forwarded = Counter("fauxka_forwarding_requests", "Client requests forwarded to the controller",
+                                 ["api"], registry=r)
+        self.forwarding_pending = Gauge("fauxka_forwarding_clients_pending",
+                                        "Client requests with a forward to the controller pending", registry=r)
+        self.forwarding_queue_length = Gauge("fauxka_forwarding_queue_length",
+                                             "Forwards waiting for a channel to the controller", registry=r)
+        self.forwarding_auth_failures = Counter("fauxka_forwarding_authorization_failures",
+                                                "Envelopes the controller refused with CLUSTER_AUTHORIZATION_FAILED",
+                                                registry=r)
+        self.forwarding_retries = Counter("fauxka_forwarding_retries", "Forward attempts retried, by reason",
+                                          ["reason"], registry=r)
+        self.forwarding_timeouts = Counter("fauxka_forwarding_timeouts",
+                                           "Forwards answered REQUEST_TIMED_OUT after request.timeout.ms",
+                                           ["api"], registry=r)
+        buckets = (.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30)
+        self.forwarding_queue_seconds = Histogram("fauxka_forwarding_queue_seconds",
+                                                  "Time from receipt until the envelope is sent", registry=r,
+                                                  buckets=buckets)
+        self.forwarding_remote_seconds = Histogram("fauxka_forwarding_remote_seconds",
+                                                   "Time from sending the envelope until its answer", registry=r,
+                                                   buckets=buckets)
+        self.envelopes = Counter("fauxka_envelopes_received", "Envelopes this controller answered, by forwarding "
+                                 "broker, inner api and outcome", ["forwarding_broker", "api", "outcome"], registry=r)
         self.zk_requests = Gauge("fauxka_zookeeper_requests", "ZooKeeper requests sent since start, by kind "
                                  "(read, write, multi)", ["kind"], registry=r)
         self._server: Any = None

@@ -45,6 +45,7 @@ TABLE: dict[int, Api] = {
         Api(44, "incremental_alter_configs", 0, 1, forwardable=True, controller_only=True),
         Api(48, "describe_client_quotas", 0, 1),
         Api(49, "alter_client_quotas", 0, 1, forwardable=True, controller_only=True),
+        Api(58, "envelope", 0, 0, controller_only=True),
         Api(60, "describe_cluster", 0, 1),
     )
 }

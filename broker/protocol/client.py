@@ -50,3 +50,76 @@ async def request_once(host: str, port: int, request: Any, timeout: float) -> An
         return await conn.send(request, timeout)
     finally:
         await conn.close()
+
+
+class PipelinedConnection:
+    """Many requests in flight on one connection; responses matched by correlation id.
+
+    The reader task belongs to the connection and ends with it. Used for the
+    forwarding channel to the controller, where clients must not wait behind each other.
+    """
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, client_id: str):
+        self._reader, self._writer = reader, writer
+        self._client_id = client_id
+        self._ids = itertools.count(1)
+        self._waiting: dict[int, tuple[asyncio.Future, type]] = {}
+        self._reading = asyncio.get_running_loop().create_task(self._read_responses(), name="pipelined-reader")
+        self.closed = False
+
+    @classmethod
+    async def open(cls, host: str, port: int, timeout: float, client_id: str) -> "PipelinedConnection":
+        reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout)
+        return cls(reader, writer, client_id)
+
+    async def send(self, request: Any, timeout: float) -> Any:
+        if self.closed:
+            raise ConnectionError("connection closed")
+        correlation_id = next(self._ids) & 0x7FFFFFFF
+        future = asyncio.get_running_loop().create_future()
+        self._waiting[correlation_id] = (future, type(request))
+        try:
+            self._writer.write(encode_request(request, correlation_id, self._client_id))
+            await self._writer.drain()
+            return await asyncio.wait_for(future, timeout)
+        finally:
+            self._waiting.pop(correlation_id, None)
+
+    async def _read_responses(self) -> None:
+        error: BaseException = ConnectionError("connection closed by the peer")
+        try:
+            while True:
+                frame = await read_frame(self._reader, _MAX_RESPONSE)
+                if frame is None:
+                    break
+                correlation_id = int.from_bytes(frame[:4], "big", signed=True)
+                waiting = self._waiting.pop(correlation_id, None)
+                if waiting is None:
+                    continue  # its sender gave up (timeout)
+                future, request_cls = waiting
+                try:
+                    _, response = decode_response(frame, request_cls)
+                except Exception as exc:
+                    if not future.done():
+                        future.set_exception(exc)
+                    continue
+                if not future.done():
+                    future.set_result(response)
+        except (OSError, FrameError, asyncio.IncompleteReadError) as exc:
+            error = ConnectionError(f"connection lost: {exc}")
+        finally:
+            self.closed = True
+            for future, _ in self._waiting.values():
+                if not future.done():
+                    future.set_exception(error)
+            self._waiting.clear()
+
+    async def close(self) -> None:
+        self.closed = True
+        self._reading.cancel()
+        await asyncio.gather(self._reading, return_exceptions=True)
+        self._writer.close()
+        try:
+            await self._writer.wait_closed()
+        except (ConnectionError, OSError):
+            pass

@@ -108,3 +108,22 @@ def decode_response(frame: bytes, request_cls: type) -> tuple[int, Any]:
     except (SerialError, ValueError, TypeError) as exc:
         raise RequestParseError(f"response to {cls.__name__}: {exc}") from None
     return header.correlation_id, body
+
+
+def encode_entity(entity: Any) -> bytes:
+    """A bare kio entity (no header, no size prefix), e.g. DefaultPrincipalData."""
+    buf = io.BytesIO()
+    _writer(type(entity))(buf, entity)
+    return buf.getvalue()
+
+
+def decode_entity(cls: type, data: bytes, offset: int = 0) -> Any:
+    try:
+        entity, _ = _reader(cls)(data, offset)
+    except (SerialError, ValueError, TypeError) as exc:
+        raise RequestParseError(f"{cls.__name__}: {exc}") from None
+    return entity
+
+
+def strip_size_prefix(framed: bytes) -> bytes:
+    return framed[4:]

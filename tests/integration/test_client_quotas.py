@@ -162,13 +162,15 @@ def test_describe_filter_errors(controller):
     assert describe(controller, [("user", 9, None)], False) == (-1, None)
 
 
-def test_a_non_controller_answers_not_controller(cluster):
+def test_a_non_controller_forwards_to_the_controller(cluster):
     user = unique()
-    got = alter(cluster.non_controller_address(), [([("user", user)], [("producer_byte_rate", 1)]),
-                                                   ([("client-id", None)], [("producer_byte_rate", None)])])
-    assert got == [({"user": user}, 41, "This is not the correct controller for this cluster."),
-                   ({"client-id": None}, 41, "This is not the correct controller for this cluster.")]
-    assert cluster.zk_get(f"/config/users/{user}") is None
+    forwarder = cluster.non_controller_address()
+    got = alter(forwarder, [([("user", user)], [("producer_byte_rate", 1)])])
+    assert got == [({"user": user}, 0, None)]
+    assert b'"producer_byte_rate":"1"' in cluster.zk_get(f"/config/users/{user}")
+    [event] = [e for e in cluster.audit_events() if e["resource_name"] == f"user={user}"]
+    assert event["forwarded_by"] == int(next(i for i, b in cluster.brokers.items()
+                                             if cluster.address_of(i) == forwarder))
 
 
 def test_audit_records_one_event_per_entity(cluster, controller):

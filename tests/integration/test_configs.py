@@ -291,9 +291,12 @@ def test_kafka_python_describes_and_alters(cluster, controller):
         client.close()
 
 
-def test_non_controller_answers_not_controller(cluster):
-    other, topic = cluster.non_controller_address(), unique()
-    assert raw_alter(other, [(TOPIC, topic, {"retention.ms": "1"}), (BROKER, "", {})]) == [
-        (TOPIC, topic, 41, None), (BROKER, "", 41, None)]
-    assert [raw_alter(other, [(TOPIC, topic, [("retention.ms", 0, "1")])], incremental_api=True, version=v)
-            for v in (0, 1)] == [[(TOPIC, topic, 41, None)]] * 2
+def test_a_non_controller_forwards_and_answers_as_the_controller(cluster):
+    other, controller, topic = cluster.non_controller_address(), cluster.controller_address(), unique()
+    request = [(TOPIC, topic, {"retention.ms": "1"})]
+    assert raw_alter(other, request) == raw_alter(controller, request) == [
+        (TOPIC, topic, 3, f"The topic '{topic}' does not exist.")]
+    for version in (0, 1):
+        incremental = [(TOPIC, topic, [("retention.ms", 0, "1")])]
+        assert raw_alter(other, incremental, incremental_api=True, version=version) == raw_alter(
+            controller, incremental, incremental_api=True, version=version)

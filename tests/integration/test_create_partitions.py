@@ -16,7 +16,7 @@ from tests.unit.policy_fixtures import read_records
 from zkstore import ZkStore
 
 UNKNOWN_TOPIC_OR_PARTITION, REQUEST_TIMED_OUT, INVALID_PARTITIONS = 3, 7, 37
-INVALID_REPLICA_ASSIGNMENT, NOT_CONTROLLER, INVALID_REQUEST = 39, 41, 42
+INVALID_REPLICA_ASSIGNMENT, INVALID_REQUEST = 39, 42
 
 
 @pytest.fixture(scope="module")
@@ -156,11 +156,14 @@ def _raw(address: str, topics: list[dict], version: int = 3, validate_only: bool
     return errors(response.results)
 
 
-def test_a_non_controller_answers_not_controller_once_per_name(cluster):
-    topics = [_t(n, 2) for n in ("a", "b", "a")]
+def test_a_non_controller_forwards_and_answers_as_the_controller(cluster):
+    a, b = unique("a"), unique("b")
+    topics = [_t(n, 2) for n in (a, b, a)]
     for version in range(4):
-        assert _raw(cluster.non_controller_address(), topics, version) == [
-            ("a", NOT_CONTROLLER, None), ("b", NOT_CONTROLLER, None)]
+        forwarded = _raw(cluster.non_controller_address(), topics, version)
+        assert forwarded == _raw(cluster.controller_address(), topics, version)
+        assert forwarded == [(b, UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{b}' does not exist."),
+                             (a, INVALID_REQUEST, "Duplicate topic in request.")]
 
 
 def test_duplicates_and_response_order(cluster, admin):

@@ -132,11 +132,14 @@ def test_kafka_python_sees_the_same_errors(cluster):
         admin.close()
 
 
-def test_a_broker_that_is_not_the_controller_answers_not_controller(cluster):
+def test_a_broker_that_is_not_the_controller_forwards_the_write(cluster):
     name = unique()
     [result] = create_topics(cluster.non_controller_address(), [topic_spec(name, 1, 1)])
-    assert int(result.error_code) == 41
-    assert cluster.zk_get(f"/brokers/topics/{name}") is None
+    assert int(result.error_code) == 0
+    assert cluster.zk_get(f"/brokers/topics/{name}") is not None
+    [event] = [e for e in cluster.audit_events() if e["resource_name"] == name]
+    assert event["forwarded_by"] is not None and event["forwarded_by"] != cluster.controller_id()
+    assert event["receiving_broker"] == cluster.controller_id()
 
 
 def test_every_topic_gets_an_audit_event_with_the_caller(cluster, controller):

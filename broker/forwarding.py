@@ -1,0 +1,148 @@
+"""The forwarding manager (KIP-590): a non-controller wraps a forwardable request,
+exactly as the client sent it, in an EnvelopeRequest to the controller.
+
+One pipelined connection to the current controller serves every client, so
+clients never wait behind each other. NOT_CONTROLLER or a lost connection:
+forget the channel, wait for the metadata cache to name the controller again
+(or a short backoff), retry, until request.timeout.ms after receipt; then the
+client gets its api's own REQUEST_TIMED_OUT response.
+"""
+
+import asyncio
+import ipaddress
+import time
+from typing import TYPE_CHECKING, Any
+
+from .handlers.error_responses import error_response
+from .protocol.build import build
+from .protocol.client import PipelinedConnection
+from .protocol.codec import RequestParseError, decode_response, request_schema
+from .protocol.principal import serialize_principal
+
+if TYPE_CHECKING:
+    from .app import Broker
+    from .context import RequestContext
+
+NONE, NOT_CONTROLLER, UNSUPPORTED_VERSION, CLUSTER_AUTHORIZATION_FAILED = 0, 41, 35, 31
+REQUEST_TIMED_OUT, UNKNOWN_SERVER_ERROR = 7, -1
+RETRY_BACKOFF_S = 0.1
+CLIENT_ID_PREFIX = "fauxka-forwarder-"  # the controller reads the forwarding broker's id from it
+
+
+class ForwardingManager:
+    def __init__(self, broker: "Broker"):
+        self._broker = broker
+        self._metrics = broker.metrics
+        self._channel: PipelinedConnection | None = None
+        self._channel_controller = -1
+        self._connecting = asyncio.Lock()
+        self._controller_news = asyncio.Event()
+        broker.cache.subscribe(self._on_cache_event)
+
+    def _on_cache_event(self, event: tuple) -> None:
+        if event[0] in ("controller", "broker"):
+            self._controller_news.set()
+
+    async def stop(self) -> None:
+        if self._channel is not None:
+            await self._channel.close()
+            self._channel = None
+
+    async def forward(self, ctx: "RequestContext") -> Any:
+        """The client's response: the controller's inner response bytes, or an error response entity."""
+        request, metrics = ctx.request, self._metrics
+        received = time.monotonic()
+        deadline = received + self._broker.config["request.timeout.ms"] / 1000
+        envelope = build(request_schema(58, 0), {
+            "request_data": request.frame,
+            "request_principal": serialize_principal(ctx.principal),
+            "client_host_address": ipaddress.ip_address(ctx.client_host).packed,
+        })
+        metrics.forwarded.labels(request.api.name).inc()
+        metrics.forwarding_pending.inc()
+        try:
+            while True:
+                if self._broker.admin.active:  # became controller meanwhile: answer here
+                    return await request.api.handler(ctx, request.body)
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    metrics.forwarding_timeouts.labels(request.api.name).inc()
+                    return error_response(request, REQUEST_TIMED_OUT)
+                metrics.forwarding_queue_length.inc()
+                try:
+                    channel = await self._channel_to_controller(remaining)
+                finally:
+                    metrics.forwarding_queue_length.dec()
+                if channel is None:
+                    await self._retry_later("no_controller", deadline)
+                    continue
+                sent = time.monotonic()
+                metrics.forwarding_queue_seconds.observe(sent - received)
+                try:
+                    response = await channel.send(envelope, max(deadline - sent, 0.001))
+                except (ConnectionError, OSError, asyncio.TimeoutError, RequestParseError):
+                    await self._drop(channel)
+                    await self._retry_later("disconnect", deadline)
+                    continue
+                metrics.forwarding_remote_seconds.observe(time.monotonic() - sent)
+                outcome = self._outcome(ctx, response)
+                if outcome is not None:
+                    return outcome
+                await self._drop(channel)
+                await self._retry_later("not_controller", deadline)
+        finally:
+            metrics.forwarding_pending.dec()
+
+    def _outcome(self, ctx: "RequestContext", response: Any) -> Any:
+        """What the client gets for the controller's answer; None to retry (NOT_CONTROLLER)."""
+        code = int(response.error_code)
+        if code == NOT_CONTROLLER:
+            return None
+        if code == UNSUPPORTED_VERSION:
+            raise RequestParseError("the controller cannot parse this request version: closing the client")
+        if code == CLUSTER_AUTHORIZATION_FAILED:
+            self._metrics.forwarding_auth_failures.inc()
+        if code != NONE or response.response_data is None:
+            ctx.log.warning("forwarded request failed at the controller", error=code)
+            return error_response(ctx.request, UNKNOWN_SERVER_ERROR)
+        try:
+            decode_response(response.response_data, request_schema(ctx.request.api.key, ctx.version))
+        except RequestParseError as exc:
+            ctx.log.warning("unparsable forwarded response", error=str(exc))
+            return error_response(ctx.request, UNKNOWN_SERVER_ERROR)
+        return response.response_data  # the controller's answer, with the client's correlation id
+
+    async def _retry_later(self, reason: str, deadline: float) -> None:
+        self._metrics.forwarding_retries.labels(reason).inc()
+        self._controller_news.clear()
+        wait = min(RETRY_BACKOFF_S, max(deadline - time.monotonic(), 0))
+        try:
+            await asyncio.wait_for(self._controller_news.wait(), wait)
+        except asyncio.TimeoutError:
+            pass
+
+    async def _channel_to_controller(self, timeout_s: float) -> PipelinedConnection | None:
+        async with self._connecting:
+            cache = self._broker.cache
+            controller = cache.controller_id
+            if self._channel is not None and not self._channel.closed and self._channel_controller == controller:
+                return self._channel
+            await self._drop(self._channel)
+            registration = cache.brokers.get(controller)
+            endpoint = registration.endpoint(self._broker.config.inter_broker_listener) if registration else None
+            if endpoint is None:
+                return None
+            try:
+                channel = await PipelinedConnection.open(endpoint.host, endpoint.port, timeout_s,
+                                                         f"{CLIENT_ID_PREFIX}{self._broker.broker_id}")
+            except (OSError, asyncio.TimeoutError):
+                return None
+            self._channel, self._channel_controller = channel, controller
+            return channel
+
+    async def _drop(self, channel: PipelinedConnection | None) -> None:
+        if channel is None:
+            return
+        if channel is self._channel:
+            self._channel, self._channel_controller = None, -1
+        await channel.close()

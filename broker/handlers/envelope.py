@@ -1,0 +1,98 @@
+"""EnvelopeRequest v0 on the controller (KIP-590): checks in Kafka's order, then the
+inner request runs as the forwarded client, and its response goes back inside."""
+
+import dataclasses
+import ipaddress
+
+from ..context import RequestContext
+from ..dispatch import dispatch
+from ..forwarding import CLIENT_ID_PREFIX
+from ..protocol import api_table
+from ..protocol.build import build
+from ..protocol.codec import RequestParseError, decode_request, encode_response, peek, response_schema, strip_size_prefix
+from ..protocol.principal import PrincipalDeserializationError, deserialize_principal
+
+CLUSTER_AUTHORIZATION_FAILED, NOT_CONTROLLER, UNSUPPORTED_VERSION = 31, 41, 35
+INVALID_REQUEST, PRINCIPAL_DESERIALIZATION_FAILURE = 42, 97
+
+
+class _Refused(Exception):
+    def __init__(self, code: int):
+        self.code = code
+
+
+async def handle(ctx, request):
+    if ctx.listener != ctx.config.inter_broker_listener:
+        raise RequestParseError(f"EnvelopeRequest on listener {ctx.listener}, not the inter-broker listener")
+    forwarder = _forwarding_broker(ctx.request.client_id)
+    metrics = ctx.broker.metrics.envelopes
+    try:
+        inner_ctx = _inner_context(ctx, request, forwarder)
+    except _Refused as refused:
+        metrics.labels(str(forwarder), "?", str(refused.code)).inc()
+        return _response(None, refused.code)
+    response = await dispatch(inner_ctx)
+    if not isinstance(response, bytes) and NOT_CONTROLLER in _error_codes(response):
+        metrics.labels(str(forwarder), inner_ctx.request.api.name, str(NOT_CONTROLLER)).inc()
+        return _response(None, NOT_CONTROLLER)  # the forwarder retries with the new controller
+    data = response if isinstance(response, bytes) else strip_size_prefix(
+        encode_response(inner_ctx.request.correlation_id, response))
+    metrics.labels(str(forwarder), inner_ctx.request.api.name, "0").inc()
+    return _response(data, 0)
+
+
+def _inner_context(ctx, request, forwarder: int) -> RequestContext:
+    if not ctx.authorized("CLUSTER_ACTION", "CLUSTER", "kafka-cluster"):
+        raise _Refused(CLUSTER_AUTHORIZATION_FAILED)
+    if not ctx.broker.admin.active:
+        raise _Refused(NOT_CONTROLLER)
+    try:
+        principal = deserialize_principal(request.request_principal)
+    except PrincipalDeserializationError:
+        raise _Refused(PRINCIPAL_DESERIALIZATION_FAILURE) from None
+    frame = request.request_data
+    try:
+        api_key, version, _ = peek(frame)
+        api = api_table.lookup(api_key)
+        if api is None or not api.supports(version):
+            raise RequestParseError(f"api {api_key} v{version}")
+        inner = decode_request(frame, api, version)
+    except RequestParseError:
+        raise _Refused(UNSUPPORTED_VERSION) from None
+    if not api.forwardable:
+        raise _Refused(INVALID_REQUEST)
+    address = request.client_host_address
+    if len(address) not in (4, 16):
+        raise _Refused(INVALID_REQUEST)
+    log = ctx.log.bind(api=api.name, version=version, forwarded_by=forwarder, principal=principal)
+    return RequestContext(ctx.broker, inner, ctx.listener, principal, str(ipaddress.ip_address(address)), log,
+                          forwarded_by=forwarder, connection=ctx.connection)
+
+
+def _forwarding_broker(client_id: str | None) -> int:
+    """fauxka forwarders name themselves in the envelope's client id; -1 for any other sender."""
+    if client_id and client_id.startswith(CLIENT_ID_PREFIX):
+        suffix = client_id[len(CLIENT_ID_PREFIX):]
+        if suffix.isdigit():
+            return int(suffix)
+    return -1
+
+
+def _response(data: bytes | None, code: int):
+    return build(response_schema(58, 0), {"response_data": data, "error_code": code})
+
+
+def _error_codes(entity) -> set[int]:
+    """Every error_code anywhere in a response entity (Kafka's AbstractResponse.errorCounts)."""
+    codes: set[int] = set()
+    for field in dataclasses.fields(entity):
+        value = getattr(entity, field.name)
+        if field.name == "error_code":
+            codes.add(int(value))
+        elif dataclasses.is_dataclass(value):
+            codes |= _error_codes(value)
+        elif isinstance(value, tuple):
+            for item in value:
+                if dataclasses.is_dataclass(item):
+                    codes |= _error_codes(item)
+    return codes

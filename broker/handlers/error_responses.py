@@ -1,0 +1,44 @@
+"""Each forwardable api's own error response (Kafka's AbstractRequest.getErrorResponse):
+what a client gets when its forwarded request cannot be answered by the controller."""
+
+from ..protocol.build import build
+from ..protocol.codec import Request, response_schema
+from .admin_common import ZERO_UUID
+
+MESSAGES = {
+    7: "The request timed out.",
+    -1: "The server experienced an unexpected error when processing the request.",
+}
+
+
+def error_response(request: Request, code: int):
+    body, version = request.body, request.version
+    message = MESSAGES.get(code)
+    error = {"error_code": code, "error_message": message}
+    key = request.api.key
+    if key == 19:
+        values = {"topics": [{"name": t.name, "topic_id": ZERO_UUID, "topic_config_error_code": 0,
+                              "num_partitions": -1, "replication_factor": -1, "configs": (), **error}
+                             for t in body.topics]}
+    elif key == 20:
+        names = ([(t.name, t.topic_id) for t in body.topics] if version >= 6
+                 else [(n, ZERO_UUID) for n in body.topic_names])
+        values = {"responses": [{"name": n, "topic_id": i, **error} for n, i in names]}
+    elif key == 37:
+        values = {"results": [{"name": t.name, **error} for t in body.topics]}
+    elif key in (33, 44):
+        values = {"responses": [{"resource_type": r.resource_type, "resource_name": r.resource_name, **error}
+                                for r in body.resources]}
+    elif key == 49:
+        values = {"entries": [{"entity": [{"entity_type": e.entity_type, "entity_name": e.entity_name}
+                                          for e in entry.entity], **error} for entry in body.entries]}
+    elif key == 30:
+        values = {"results": [error for _ in body.creations]}
+    elif key == 31:
+        values = {"filter_results": [{"matching_acls": (), **error} for _ in body.filters]}
+    elif key == 51:
+        users = sorted({d.name for d in body.deletions} | {u.name for u in body.upsertions})
+        values = {"results": [{"user": u, **error} for u in users]}
+    else:  # responses with one top-level error
+        values = dict(error)
+    return build(response_schema(key, version), {"throttle_time": 0, **values})
