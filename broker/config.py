@@ -49,6 +49,18 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
              doc="Listener name to security protocol."),
         _key("inter.broker.listener.name", "string", None,
              doc="Listener brokers use between each other; default: the PLAINTEXT one."),
+        _key("sasl.enabled.mechanisms", "list", ["PLAIN"],
+             doc="Mechanisms of SASL_PLAINTEXT listeners: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 "
+                 "(fauxka's default is PLAIN; Kafka's is GSSAPI)."),
+        _key("sasl.mechanism.inter.broker.protocol", "string", "PLAIN",
+             doc="Mechanism brokers authenticate with on a SASL inter-broker listener (fauxka's default is "
+                 "PLAIN; Kafka's is GSSAPI)."),
+        _key("sasl.jaas.config", "password", None, used=False,
+             doc="Ignored by brokers, as in Kafka: use listener.name.<listener>.<mechanism>.sasl.jaas.config."),
+        _key("sasl.server.max.receive.size", "int", 524288, at_least(1),
+             "Largest frame before and during SASL authentication."),
+        _key("connection.failed.authentication.delay.ms", "int", 100, at_least(0),
+             "Delay before the answer to a failed authentication, after which the connection closes."),
         _key("zookeeper.connect", "string", None, doc="host:port[,host:port][/chroot]; required."),
         _key("zookeeper.session.timeout.ms", "int", 18000, at_least(1), "ZooKeeper session timeout."),
         _key("zookeeper.connection.timeout.ms", "int", None, at_least(1),
@@ -74,9 +86,17 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
              doc="KIP-108 AlterConfigPolicy, as a Python import path `package.module:Class`."),
         _key("topic.actions.policy.class.name", "string", None,
              doc="fauxka: KIP-201 TopicActionsPolicy (replaces the two keys above; setting both is an error)."),
+        _key("advertised.controller", "string", "active",
+             lambda v: None if v in ("active", "self", "random") else "Must be active, self or random",
+             "fauxka: the controller id Metadata and DescribeCluster name: the real one (active), this broker "
+             "(self) or a random live broker (random, KRaft-like); self/random make clients exercise forwarding."),
         _key("fauxka.admin.blocking", "string", "local",
              lambda v: None if v in ("local", "cluster") else "Must be local or cluster",
              "fauxka: admin writes complete when the controller's cache shows them (local) or every live broker's (cluster)."),
+        _key("authorizer.class.name", "string", None,
+             doc="ACL authorizer (Kafka's AclAuthorizer / SimpleAclAuthorizer names, or `module:Class`); unset: allow all."),
+        _key("super.users", "string", None, doc="Principals the authorizer always allows, `;`-separated."),
+        _key("allow.everyone.if.no.acl.found", "bool", False, doc="Allow access to a resource no ACL names."),
         _key("metrics.port", "int", 0, at_least(0), "fauxka: Prometheus /metrics port; 0 = off."),
         _key("metrics.host", "string", "127.0.0.1", doc="fauxka: address the /metrics endpoint binds."),
         # Kafka keys commonly found in server.properties that fauxka accepts without acting on them.
@@ -100,7 +120,9 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
 }
 
 # Key families passed through to plugins (policies read their own settings).
-PASSTHROUGH_PREFIXES = ("fauxka.policy.",)
+# `listener.name.<listener>.<mechanism>.sasl.jaas.config` (checked by broker.auth.sasl_config) and other
+# per-listener overrides.
+PASSTHROUGH_PREFIXES = ("fauxka.policy.", "listener.name.")
 
 _LISTENER = re.compile(r"^([A-Za-z0-9_]+)://(\[[0-9a-fA-F:.]+\]|[^:\[\]]*):(\d+)$")
 
@@ -137,6 +159,9 @@ class BrokerConfig:
                     "advertised.listeners cannot use the nonroutable meta-address 0.0.0.0."
                 )
         self.inter_broker_listener = _inter_broker_listener(values["inter.broker.listener.name"], self.listeners)
+        from .auth.sasl_config import load as load_sasl  # imports this module
+
+        self.sasl = load_sasl(self)  # SASL listeners' mechanisms and JAAS entries, inter-broker credentials
 
     def __getitem__(self, key: str) -> Any:
         return self._values[key]
@@ -256,3 +281,9 @@ def _inter_broker_listener(name: str | None, listeners: list[Endpoint]) -> str:
     if not plaintext:
         raise ConfigError("inter.broker.listener.name is not set and no listener uses PLAINTEXT")
     return plaintext[0]
+
+
+def inter_broker_credentials(config: BrokerConfig) -> tuple[str, str, str] | None:
+    """(mechanism, username, password) this broker authenticates with on the inter-broker listener,
+    or None when that listener is PLAINTEXT."""
+    return config.sasl.inter_broker

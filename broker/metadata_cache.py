@@ -11,6 +11,7 @@ from zkstore import Stat, ZkStore
 from zkstore import paths as zp
 
 BROKER_CONFIGS = "/config/brokers"  # dynamic broker configs: one child per broker id, and <default>
+USER_CONFIGS = "/config/users"  # one child per (sanitized) user: SCRAM credentials and quotas
 
 
 class MetadataCache:
@@ -26,6 +27,7 @@ class MetadataCache:
         self.deleting: set[str] = set()
         self.topic_configs: dict[str, dict[str, str]] = {}  # overrides from /config/topics/<t>
         self.broker_configs: dict[str, dict[str, str]] = {}  # /config/brokers/<id> and /config/brokers/<default>
+        self.user_configs: dict[str, dict[str, str]] = {}  # /config/users/<sanitized user> (SCRAM credentials)
         self.seen_version = -1  # newest /fauxka/metadata_version read
         self.applied_version = -1  # newest version whose changes this cache has all applied
         self._barrier_version = -1
@@ -45,6 +47,7 @@ class MetadataCache:
         self._watch("children", zp.TOPICS, self._on_topics)
         self._watch("children", zp.DELETE_TOPICS, self._on_delete_topics)
         self._watch("children", BROKER_CONFIGS, self._on_broker_config_entities)
+        self._watch("children", USER_CONFIGS, self._on_user_config_entities)
         self._watch("data", zp.METADATA_VERSION, self._on_metadata_version)
         self._watch("children", zp.APPLIED, self._on_applied_ids)
         self._zk.on_quiet(self._maybe_applied)
@@ -256,3 +259,19 @@ class MetadataCache:
             self._log.error("bad broker config znode", entity=name, error=repr(exc))
             return
         self._emit(("broker_config", name))
+
+    # --- user configs (SCRAM credentials; quotas are read from ZooKeeper when described) ---------
+
+    def _on_user_config_entities(self, children: list[str] | None) -> None:
+        names = set(children or ())
+        for gone in set(self.user_configs) - names:
+            self._unwatch(zp.entity_config_path("users", gone))
+            del self.user_configs[gone]
+        for name in names:
+            self._watch("data", zp.entity_config_path("users", name), lambda v, n=name: self._on_user_config(n, v))
+
+    def _on_user_config(self, name: str, value: tuple[bytes, Stat] | None) -> None:
+        try:
+            self.user_configs[name] = zp.decode_entity_config(value[0]) if value and value[0] else {}
+        except (ValueError, KeyError, AttributeError) as exc:
+            self._log.error("bad user config znode", entity=name, error=repr(exc))

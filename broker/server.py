@@ -9,6 +9,7 @@ import asyncio
 import time
 from typing import TYPE_CHECKING, Any
 
+from .auth.sasl import new_session
 from .config import Endpoint
 from .connection import Connection
 from .context import RequestContext
@@ -64,9 +65,12 @@ class Server:
         gauge = self._broker.metrics.connections.labels(endpoint.listener)
         gauge.inc()
         conn = Connection(endpoint, peer[0])
+        conn.sasl = new_session(self._broker, conn)  # None on a PLAINTEXT listener
+        max_bytes = self._broker.config["socket.request.max.bytes"]
         try:
             while True:
-                frame = await read_frame(reader, self._broker.config["socket.request.max.bytes"])
+                authenticating = conn.sasl is not None and not conn.sasl.complete
+                frame = await read_frame(reader, conn.sasl.max_receive if authenticating else max_bytes)
                 if frame is None:
                     break
                 response = await self._answer(conn, frame, log)
@@ -90,10 +94,14 @@ class Server:
     async def _answer(self, conn: Connection, frame: bytes, log: Any) -> bytes | None:
         """The framed response to one frame (None: nothing to send)."""
         started = time.perf_counter()
+        if conn.sasl is not None and conn.sasl.expects_raw_token:  # after SaslHandshake v0: raw SASL tokens
+            return await conn.sasl.raw_token(frame)
         api_key, version, correlation_id = peek(frame)
         api = api_table.lookup(api_key)
         if api is None:
             raise RequestParseError(f"unknown api key {api_key}")
+        if conn.sasl is not None:  # before authentication only ApiVersions and the SASL requests pass
+            conn.sasl.admit(api_key, api.name, api.supports(version))
         if not api.supports(version):
             if api_key == API_VERSIONS_KEY:  # answered in v0 so any client can read it
                 return encode_response(correlation_id, api_versions.unsupported_version_response())

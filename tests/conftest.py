@@ -25,11 +25,28 @@ def make_cluster(zookeeper, tmp_path):
     """A private cluster for a test that kills, pauses or reconfigures brokers."""
     made: list[Cluster] = []
 
-    def make(size: int = 3, overrides: dict[str, str] | None = None, start: bool = True) -> Cluster:
-        cluster = Cluster(zookeeper, tmp_path / f"cluster-{len(made)}", size, overrides)
+    def make(size: int = 3, overrides: dict[str, str] | None = None, start: bool = True,
+             extra_listeners: dict[str, str] | None = None) -> Cluster:
+        cluster = Cluster(zookeeper, tmp_path / f"cluster-{len(made)}", size, overrides, extra_listeners)
         made.append(cluster)
         if start:
             cluster.start()
+        return cluster
+
+    yield make
+    for cluster in made:
+        cluster.stop()
+
+
+@pytest.fixture(scope="module")
+def make_cluster_module(zookeeper, tmp_path_factory):
+    """Like make_cluster, shared by the tests of one module (e.g. a fuzzer's target)."""
+    made: list[Cluster] = []
+
+    def make(size: int = 3, overrides: dict[str, str] | None = None) -> Cluster:
+        cluster = Cluster(zookeeper, tmp_path_factory.mktemp("module-cluster"), size, overrides)
+        made.append(cluster)
+        cluster.start()
         return cluster
 
     yield make

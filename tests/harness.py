@@ -51,9 +51,13 @@ class ZooKeeperServer:
 
 
 class BrokerProcess:
-    def __init__(self, broker_id: int, zk_connect: str, work_dir: Path, overrides: dict[str, str]):
+    def __init__(self, broker_id: int, zk_connect: str, work_dir: Path, overrides: dict[str, str],
+                 extra_listeners: dict[str, str] | None = None):
+        """`extra_listeners`: listener name -> security protocol, bound next to PLAINTEXT (which stays
+        the inter-broker listener and the one `address` names)."""
         self.broker_id = broker_id
         self.port = free_port()
+        self.listener_ports = {name: free_port() for name in extra_listeners or {}}
         self.metrics_port = free_port()
         self.work_dir = work_dir
         self.config = work_dir / f"broker-{broker_id}.properties"
@@ -62,7 +66,10 @@ class BrokerProcess:
         self.audit_file = work_dir / f"audit-{broker_id}.log"
         props = {
             "broker.id": str(broker_id),
-            "listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
+            "listeners": ",".join([f"PLAINTEXT://127.0.0.1:{self.port}",
+                                   *(f"{name}://127.0.0.1:{port}" for name, port in self.listener_ports.items())]),
+            **({"listener.security.protocol.map": ",".join(
+                ["PLAINTEXT:PLAINTEXT", *(f"{n}:{p}" for n, p in extra_listeners.items())])} if extra_listeners else {}),
             "zookeeper.connect": zk_connect,
             "zookeeper.session.timeout.ms": str(SESSION_TIMEOUT_MS),
             "log.dirs": str(work_dir / f"data-{broker_id}"),
@@ -100,12 +107,14 @@ class BrokerProcess:
 
 
 class Cluster:
-    def __init__(self, zk: ZooKeeperServer, work_dir: Path, size: int = 3, overrides: dict[str, str] | None = None):
+    def __init__(self, zk: ZooKeeperServer, work_dir: Path, size: int = 3, overrides: dict[str, str] | None = None,
+                 extra_listeners: dict[str, str] | None = None):
         self.zk = zk
         self.chroot = f"/fauxka-test-{os.getpid()}-{next(_chroots)}"
         self.zk_connect = zk.connect + self.chroot
         work_dir.mkdir(parents=True, exist_ok=True)
-        self.brokers = {i: BrokerProcess(i, self.zk_connect, work_dir, overrides or {}) for i in range(1, size + 1)}
+        self.brokers = {i: BrokerProcess(i, self.zk_connect, work_dir, overrides or {}, extra_listeners)
+                        for i in range(1, size + 1)}
 
     def start(self, timeout_s: float = 30) -> probe.ClusterView:
         for broker in self.brokers.values():
@@ -126,12 +135,20 @@ class Cluster:
         return ",".join(f"{h}:{p}" for h, p in (b.address for b in self.brokers.values()))
 
     def controller_id(self) -> int:
-        live = next(i for i, b in self.brokers.items() if b.process and b.process.poll() is None)
-        return self.metadata(live).controller_id
+        """The active controller, from ZooKeeper (Metadata may advertise another: advertised.controller)."""
+        data = self.zk_get("/controller")
+        return json.loads(data)["brokerid"] if data else -1
 
     def address_of(self, broker_id: int) -> str:
         host, port = self.brokers[broker_id].address
         return f"{host}:{port}"
+
+    def listener_address(self, broker_id: int, listener: str) -> str:
+        """host:port of one of the broker's extra listeners."""
+        return f"127.0.0.1:{self.brokers[broker_id].listener_ports[listener]}"
+
+    def listener_bootstrap(self, listener: str) -> str:
+        return ",".join(self.listener_address(i, listener) for i in self.brokers)
 
     def controller_address(self) -> str:
         """host:port of the active controller (admin writes go there until forwarding exists)."""

@@ -36,15 +36,22 @@ TABLE: dict[int, Api] = {
     api.key: api
     for api in (
         Api(3, "metadata", 0, 12),
+        Api(17, "sasl_handshake", 0, 1),
         Api(18, "api_versions", 0, 4),
         Api(19, "create_topics", 2, 7, forwardable=True, controller_only=True),
         Api(20, "delete_topics", 1, 6, forwardable=True, controller_only=True),
+        Api(29, "describe_acls", 1, 3),
+        Api(30, "create_acls", 1, 3, forwardable=True, controller_only=True),
+        Api(31, "delete_acls", 1, 3, forwardable=True, controller_only=True),
         Api(32, "describe_configs", 1, 4),
         Api(33, "alter_configs", 0, 2, forwardable=True, controller_only=True),
+        Api(36, "sasl_authenticate", 0, 2),
         Api(37, "create_partitions", 0, 3, forwardable=True, controller_only=True),
         Api(44, "incremental_alter_configs", 0, 1, forwardable=True, controller_only=True),
         Api(48, "describe_client_quotas", 0, 1),
         Api(49, "alter_client_quotas", 0, 1, forwardable=True, controller_only=True),
+        Api(50, "describe_user_scram_credentials", 0, 0),
+        Api(51, "alter_user_scram_credentials", 0, 0, forwardable=True, controller_only=True),
         Api(58, "envelope", 0, 0, controller_only=True),
         Api(60, "describe_cluster", 0, 1),
     )

@@ -33,6 +33,8 @@ def test_named_listeners_and_protocol_map():
         "listeners": "CLIENT://127.0.0.1:9092,BROKER://[::1]:19092",
         "listener.security.protocol.map": "CLIENT:SASL_PLAINTEXT,BROKER:PLAINTEXT",
         "inter.broker.listener.name": "broker",
+        "listener.name.client.plain.sasl.jaas.config":
+            "org.apache.kafka.common.security.plain.PlainLoginModule required user_alice=\"a\";",
     })
     assert [(e.listener, e.host, e.port, e.security_protocol) for e in config.listeners] == [
         ("CLIENT", "127.0.0.1", 9092, "SASL_PLAINTEXT"), ("BROKER", "::1", 19092, "PLAINTEXT")]

@@ -1,0 +1,109 @@
+"""The SASL settings of a broker's listeners, read from Kafka's keys and checked at start-up.
+
+- `sasl.enabled.mechanisms` (or `listener.name.<listener>.sasl.enabled.mechanisms`): PLAIN,
+  SCRAM-SHA-256, SCRAM-SHA-512;
+- `listener.name.<listener>.<mechanism>.sasl.jaas.config` (listener and mechanism in lower case,
+  as Kafka looks them up): one login module per SASL listener and enabled mechanism; PLAIN's
+  `user_<name>="<password>"` options are the PLAIN users, `username`/`password` the broker's own
+  credentials on the inter-broker listener;
+- `sasl.mechanism.inter.broker.protocol`: the mechanism brokers use between each other.
+"""
+
+import re
+from dataclasses import dataclass
+
+from ..config import ConfigError
+from .jaas import PLAIN_MODULE, SCRAM_MODULE, JaasEntry, JaasError, server_entry
+
+SUPPORTED_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+SUPPORTED_PROTOCOLS = ("PLAINTEXT", "SASL_PLAINTEXT")
+JAAS_KEY = re.compile(r"listener\.name\.([^.]+)\.([^.]+)\.sasl\.jaas\.config")
+
+
+@dataclass(frozen=True)
+class ListenerSasl:
+    listener: str
+    mechanisms: tuple[str, ...]
+    entries: dict[str, JaasEntry]  # mechanism -> its login module
+
+    def plain_password(self, user: str) -> str | None:
+        """PlainServerCallbackHandler: the `user_<name>` option of the PlainLoginModule entry."""
+        entry = self.entries.get("PLAIN")
+        if entry is None or entry.login_module != PLAIN_MODULE:
+            return None
+        return entry.options.get(f"user_{user}")
+
+
+@dataclass(frozen=True)
+class SaslSettings:
+    listeners: dict[str, ListenerSasl]  # SASL listeners by name
+    inter_broker: tuple[str, str, str] | None  # (mechanism, username, password) when inter-broker uses SASL
+
+
+def jaas_key(listener: str, mechanism: str) -> str:
+    return f"listener.name.{listener.lower()}.{mechanism.lower()}.sasl.jaas.config"
+
+
+def load(config) -> SaslSettings:
+    """The SASL settings of `config` (a BrokerConfig); ConfigError names the offending key."""
+    originals = config.originals
+    entries: dict[str, JaasEntry] = {}
+    for key, text in originals.items():
+        if JAAS_KEY.fullmatch(key):
+            try:
+                entry = server_entry(text)
+            except JaasError as exc:
+                raise ConfigError(f"Invalid value for configuration {key}: {exc}") from None
+            if entry.login_module not in (PLAIN_MODULE, SCRAM_MODULE):
+                raise ConfigError(f"Invalid value for configuration {key}: login module {entry.login_module} is "
+                                  f"not supported by fauxka (use {PLAIN_MODULE} or {SCRAM_MODULE})")
+            entries[key] = entry
+    listeners = {}
+    for ep in config.listeners:
+        if ep.security_protocol not in SUPPORTED_PROTOCOLS:
+            raise ConfigError(f"Invalid value {ep.uri()} for configuration listeners: security protocol "
+                              f"{ep.security_protocol} is not supported by fauxka (PLAINTEXT or SASL_PLAINTEXT)")
+        if ep.security_protocol == "SASL_PLAINTEXT":
+            listeners[ep.listener] = _listener(config, ep.listener, entries)
+    return SaslSettings(listeners, _inter_broker(config, listeners))
+
+
+def _listener(config, listener: str, entries: dict[str, JaasEntry]) -> ListenerSasl:
+    key = f"listener.name.{listener.lower()}.sasl.enabled.mechanisms"
+    if key in config.originals:
+        mechanisms = [m.strip() for m in config.originals[key].split(",") if m.strip()]
+    else:
+        key, mechanisms = "sasl.enabled.mechanisms", config["sasl.enabled.mechanisms"]
+    if not mechanisms:
+        raise ConfigError(f"Invalid value for configuration {key}: SASL listener {listener} needs at least one "
+                          "mechanism")
+    for mechanism in mechanisms:
+        if mechanism not in SUPPORTED_MECHANISMS:
+            raise ConfigError(f"Invalid value {','.join(mechanisms)} for configuration {key}: SASL mechanism "
+                              f"{mechanism} is not supported by fauxka ({', '.join(SUPPORTED_MECHANISMS)})")
+    found = {}
+    for mechanism in mechanisms:
+        jaas = jaas_key(listener, mechanism)
+        if jaas not in entries:
+            raise ConfigError(f"Missing configuration {jaas}: Could not find a 'KafkaServer' or "
+                              f"'{listener.lower()}.KafkaServer' entry in the JAAS configuration. System property "
+                              "'java.security.auth.login.config' is not set")
+        found[mechanism] = entries[jaas]
+    return ListenerSasl(listener, tuple(dict.fromkeys(mechanisms)), found)
+
+
+def _inter_broker(config, listeners: dict[str, ListenerSasl]) -> tuple[str, str, str] | None:
+    settings = listeners.get(config.inter_broker_listener)
+    if settings is None:
+        return None
+    mechanism = config["sasl.mechanism.inter.broker.protocol"]
+    if mechanism not in settings.mechanisms:
+        raise ConfigError("sasl.mechanism.inter.broker.protocol must be included in sasl.enabled.mechanisms "
+                          "when SASL is used for inter-broker communication")
+    options = settings.entries[mechanism].options
+    if not options.get("username") or "password" not in options:
+        raise ConfigError(f"Invalid value for configuration {jaas_key(settings.listener, mechanism)}: the "
+                          "inter-broker listener's login module needs username and password options (the broker's "
+                          "own credentials)")
+    return mechanism, options["username"], options["password"]
+

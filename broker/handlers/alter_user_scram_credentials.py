@@ -1,0 +1,35 @@
+"""AlterUserScramCredentials v0 (controller only; KafkaApis.handleAlterUserScramCredentialsRequest):
+not the controller: NOT_CONTROLLER; no Alter on the Cluster: CLUSTER_AUTHORIZATION_FAILED; then
+controller.scram."""
+
+from controller import scram
+from controller.quotas import NOT_CONTROLLER_MESSAGE
+
+from ..protocol.build import build
+from ..protocol.codec import response_schema
+from .admin_common import NOT_CONTROLLER, admin, caller
+
+_KEY = 51
+CLUSTER_AUTHORIZATION_FAILED = 31
+
+
+async def handle(ctx, request):
+    controller = admin(ctx)
+    if controller is None:
+        results = _every_user(request, NOT_CONTROLLER, NOT_CONTROLLER_MESSAGE)
+    elif not ctx.authorized("ALTER", "CLUSTER", "kafka-cluster"):
+        results = _every_user(request, CLUSTER_AUTHORIZATION_FAILED, "Cluster authorization failed.")
+    else:
+        deletions = [scram.Deletion(d.name, int(d.mechanism)) for d in request.deletions]
+        upsertions = [scram.Upsertion(u.name, int(u.mechanism), int(u.iterations), bytes(u.salt),
+                                      bytes(u.salted_password)) for u in request.upsertions]
+        outcomes = await scram.alter_user_scram_credentials(controller, ctx.broker.zk, deletions, upsertions,
+                                                            caller(ctx))
+        results = [{"user": o.user, "error_code": o.error_code, "error_message": o.error_message} for o in outcomes]
+    return build(response_schema(_KEY, ctx.version), {"throttle_time": 0, "results": results})
+
+
+def _every_user(request, code: int, message: str) -> list[dict]:
+    """AlterUserScramCredentialsRequest.getErrorResponse: each user once, sorted."""
+    users = sorted({d.name for d in request.deletions} | {u.name for u in request.upsertions})
+    return [{"user": user, "error_code": code, "error_message": message} for user in users]
