@@ -3,6 +3,8 @@
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from controller.acl_model import SUPPORTED_OPERATIONS, ResourceType, to_bit_field
+
 from .protocol.codec import Request
 
 if TYPE_CHECKING:
@@ -22,9 +24,19 @@ class RequestContext:
     forwarded_by: int | None = None  # the broker that forwarded this request in an envelope
     connection: Any = None  # broker.connection.Connection it arrived on (the envelope's, if forwarded)
 
-    def authorized(self, operation: str, resource_type: str, name: str) -> bool:
-        """Kafka's ACL check for this request's principal and host (e.g. "CREATE", "TOPIC", "t")."""
-        return self.broker.authorizer.authorize(self.principal, self.client_host, operation, resource_type, name)
+    def authorized(self, operation: str, resource_type: str, name: str, *, log_if_allowed: bool = True,
+                   log_if_denied: bool = True) -> bool:
+        """Kafka's ACL check for this request's principal and host (e.g. "CREATE", "TOPIC", "t").
+        A probe (authorized operations, a listing's filter) passes log_if_* = False, as Kafka does."""
+        return self.broker.authorizer.authorize(self.principal, self.client_host, operation, resource_type, name,
+                                                api=self.request.api.name, log_if_allowed=log_if_allowed,
+                                                log_if_denied=log_if_denied)
+
+    def authorized_operations(self, resource_type: str, name: str) -> int:
+        """AuthHelper.authorizedOperations: the bit field of the resource type's operations allowed."""
+        return to_bit_field(op for op in SUPPORTED_OPERATIONS[ResourceType[resource_type]]
+                            if self.authorized(op.name, resource_type, name, log_if_allowed=False,
+                                               log_if_denied=False))
 
     @property
     def version(self) -> int:

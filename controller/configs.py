@@ -111,8 +111,8 @@ def apply_incremental(current: Mapping[str, str], ops: list[AlterOp], is_list: C
 # --- the request ---------------------------------------------------------------------------------------
 
 async def alter_configs(admin, changes: list[ResourceChange], validate_only: bool, incremental: bool,
-                        caller: Caller) -> list[ResourceOutcome]:
-    """Outcomes in request order. `admin` is the active controller's AdminController."""
+                        caller: Caller, authorize=lambda resource_type, name: True) -> list[ResourceOutcome]:
+    """Outcomes in request order. `admin`: the controller's AdminController; `authorize(type, name)`: ACLs."""
     started = time.perf_counter()
     counts: dict[tuple[int, str], int] = {}
     for change in changes:
@@ -123,7 +123,7 @@ async def alter_configs(admin, changes: list[ResourceChange], validate_only: boo
         try:
             if counts[(change.resource_type, change.name)] > 1:
                 raise AdminError(E.INVALID_REQUEST, "Each resource must appear at most once.")
-            if await _alter_one(admin, change, validate_only, incremental, caller):
+            if await _alter_one(admin, change, validate_only, incremental, caller, authorize):
                 written[str(index)] = outcome
         except AdminError as exc:
             outcome.error_code, outcome.error_message = exc.code, exc.message
@@ -156,7 +156,7 @@ def _loggable(change: ResourceChange, incremental: bool) -> list[dict[str, Any]]
             for op in change.ops]
 
 
-async def _alter_one(admin, change: ResourceChange, validate_only: bool, incremental: bool, caller: Caller) -> bool:
+async def _alter_one(admin, change: ResourceChange, validate_only: bool, incremental: bool, caller, authorize) -> bool:
     """Whether ZooKeeper was written."""
     names = [op.name for op in change.ops]
     if len(set(names)) != len(names):
@@ -165,11 +165,13 @@ async def _alter_one(admin, change: ResourceChange, validate_only: bool, increme
     if nulls:
         raise AdminError(E.INVALID_REQUEST, "Null value not supported for : " + ", ".join(nulls))
     if change.resource_type == BROKER_LOGGER and incremental:
+        _authorize(authorize, change)
         _alter_loggers(admin, change, validate_only)
         return False
     if change.resource_type == BROKER:
-        return await _alter_broker(admin, change, validate_only, incremental)
+        return await _alter_broker(admin, change, validate_only, incremental, authorize)
     if change.resource_type == TOPIC:
+        _authorize(authorize, change)
         return await _alter_topic(admin, change, validate_only, incremental, caller)
     raise AdminError(E.INVALID_REQUEST, f"Unknown resource type {change.resource_type}")
 
@@ -211,7 +213,13 @@ def _alter_loggers(admin, change: ResourceChange, validate_only: bool) -> None:
                 bc.logger_levels[op.name] = op.value
 
 
-async def _alter_broker(admin, change: ResourceChange, validate_only: bool, incremental: bool) -> bool:
+def _authorize(authorize: Callable[[int, str], bool], change: ResourceChange) -> None:
+    if not authorize(change.resource_type, change.name):  # KafkaApis.configsAuthorizationApiError: no message
+        raise AdminError(E.CLUSTER_AUTHORIZATION_FAILED if change.resource_type != TOPIC else E.TOPIC_AUTHORIZATION_FAILED)
+
+
+async def _alter_broker(admin, change: ResourceChange, validate_only: bool, incremental: bool,
+                        authorize: Callable[[int, str], bool]) -> bool:
     per_broker = change.name != ""
     if per_broker:
         check_node_id(change.name, admin.config.broker_id)
@@ -231,6 +239,7 @@ async def _alter_broker(admin, change: ResourceChange, validate_only: bool, incr
         bc.validate_dynamic_change(props, per_broker, admin.config.originals, dynamic_default, dynamic_broker)
     except bc.BrokerConfigError as exc:
         raise AdminError(E.INVALID_REQUEST, exc.message) from None
+    _authorize(authorize, change)  # after ConfigAdminManager.preprocess, as Kafka asks
     admin.check_broker_policy(change.name, {op.name: op.value for op in change.ops})
     if validate_only:
         return False

@@ -10,6 +10,7 @@ Kafka asks no policy here; fauxka's KIP-201 policy sees a MODIFY, for validate_o
 
 import time
 from dataclasses import dataclass
+from typing import Callable
 
 from zkstore import MultiFailed, NoNode, NodeExists, ZkUnavailable
 from zkstore import paths as zp
@@ -25,6 +26,7 @@ from .topic_names import java_string_hash, scala_set_order
 from .topics import initial_state
 
 DUPLICATE = "Duplicate topic in request."
+UNAUTHORIZED = "The topic authorization is failed."
 QUEUED_FOR_DELETION = "The topic is queued for deletion."
 CATCH_UP_S = 2.0  # how long a write that lost a race waits for the cache to show the winner
 ATTEMPTS = 3
@@ -83,12 +85,16 @@ def increase_ops(topic: str, topic_id, existing: dict[int, list[int]], new: dict
 
 
 async def create_partitions(admin, requests: list[PartitionIncrease], validate_only: bool, timeout_ms: int,
-                            caller: Caller) -> list[Outcome]:
-    """Outcomes in Kafka's response order (one per distinct name)."""
+                            caller: Caller, authorized: Callable[[str], bool] = lambda name: True) -> list[Outcome]:
+    """Outcomes in Kafka's response order (one per distinct name). `authorized(name)`: Alter on the topic."""
     started = time.perf_counter()
     cache = admin.cache
     dupes, queued, valid = triage([r.name for r in requests], set(cache.deleting))
+    refused = {n for n in queued + valid if not authorized(n)}
+    unauthorized = [r.name for r in requests if r.name in refused]
+    queued, valid = [n for n in queued if n not in refused], [n for n in valid if n not in refused]
     outcomes = {n: Outcome(n, E.INVALID_REQUEST, DUPLICATE) for n in dupes}
+    outcomes.update({n: Outcome(n, E.TOPIC_AUTHORIZATION_FAILED, UNAUTHORIZED) for n in unauthorized})
     outcomes.update({n: Outcome(n, E.INVALID_TOPIC_EXCEPTION, QUEUED_FOR_DELETION) for n in queued})
     brokers = [BrokerMeta(b, reg.rack) for b, reg in cache.brokers.items()]
     if mixed_racks(brokers):
@@ -123,7 +129,7 @@ async def create_partitions(admin, requests: list[PartitionIncrease], validate_o
         for name in totals:
             if name not in done:
                 outcomes[name].error_code, outcomes[name].error_message = E.REQUEST_TIMED_OUT, None
-    ordered = [outcomes[n] for n in kafka_map_order(valid + dupes + queued)]
+    ordered = [outcomes[n] for n in kafka_map_order(valid + dupes + unauthorized + queued)]
     _audit(admin, caller, ordered, validate_only, started)
     return ordered
 

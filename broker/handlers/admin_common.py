@@ -4,6 +4,8 @@ import uuid
 
 from controller.audit import Caller
 
+from ..auth.acl_authorizer import AclAuthorizer
+
 ZERO_UUID = uuid.UUID(int=0)
 NOT_CONTROLLER = 41
 
@@ -27,3 +29,31 @@ def dynamic_broker_layers(ctx) -> tuple[dict, dict]:
     """This broker's dynamic configs and the cluster-wide dynamic defaults, as the broker applies them."""
     dynamic, dynamic_default, _static = ctx.broker.admin.broker_layers()
     return dynamic, dynamic_default
+
+
+def not_authorized_message(ctx) -> str:
+    """AuthHelper.authorizeClusterOperation's ClusterAuthorizationException message, which names the
+    request as RequestChannel.Request.toString does (the connection id as far as fauxka knows it)."""
+    conn = ctx.connection
+    endpoint = conn.endpoint if conn is not None else None
+    listener = endpoint.listener if endpoint else ctx.listener
+    protocol = endpoint.security_protocol if endpoint else "PLAINTEXT"
+    bound = next((ep for ep in ctx.broker.server.bound if ep.listener == listener), endpoint)
+    local = f"{(bound.host if bound else '') or ctx.client_host}:{bound.port if bound else 0}"
+    connection_id = getattr(conn, "connection_id", None) or f"{local}-{ctx.client_host}:0-0"
+    return (f"Request Request(processor=0, connectionId={connection_id}, "
+            f"session=Session({ctx.principal},/{ctx.client_host}), listenerName=ListenerName({listener}), "
+            f"securityProtocol={protocol}, buffer=null, envelope=None) is not authorized.")
+
+
+def audit_denied(ctx, controller, resource_type: str, name: str, action: str, code: int, message: str | None,
+                 validate_only: bool = False) -> None:
+    """The audit line of a resource refused by authorization before the controller saw it."""
+    controller.audit.record(caller(ctx), resource_type=resource_type, resource_name=name, action=action,
+                            validate_only=validate_only, error_code=code, error_message=message, latency_ms=0.0)
+
+
+def acl_authorizer(ctx) -> AclAuthorizer | None:
+    """The broker's ACL authorizer; None when no authorizer is configured (Kafka: SECURITY_DISABLED)."""
+    authorizer = ctx.broker.authorizer
+    return authorizer if isinstance(authorizer, AclAuthorizer) else None

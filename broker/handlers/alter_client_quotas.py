@@ -1,12 +1,14 @@
 """AlterClientQuotas v0-v1: translate to controller.quotas and back (controller only)."""
 
 from controller import quotas
+from controller.acl_model import CLUSTER_NAME
 
 from ..protocol.build import build
 from ..protocol.codec import response_schema
-from .admin_common import NOT_CONTROLLER, admin, caller
+from .admin_common import NOT_CONTROLLER, admin, audit_denied, caller
 
 _KEY = 49
+CLUSTER_AUTHORIZATION_FAILED = 31
 
 
 async def handle(ctx, request):
@@ -14,6 +16,13 @@ async def handle(ctx, request):
     if controller is None:  # Kafka's getErrorResponse: every entry as sent, with the error's own message
         entries = [_entry([(e.entity_type, e.entity_name) for e in entry.entity], NOT_CONTROLLER,
                           quotas.NOT_CONTROLLER_MESSAGE) for entry in request.entries]
+    elif not ctx.authorized("ALTER_CONFIGS", "CLUSTER", CLUSTER_NAME):  # getErrorResponse again
+        entries = [_entry([(e.entity_type, e.entity_name) for e in entry.entity], CLUSTER_AUTHORIZATION_FAILED,
+                          "Cluster authorization failed.") for entry in request.entries]
+        for entry in entries:
+            label = quotas.entity_label({e["entity_type"]: e["entity_name"] for e in entry["entity"]})
+            audit_denied(ctx, controller, "CLIENT_QUOTA", label, "ALTER_CLIENT_QUOTAS", CLUSTER_AUTHORIZATION_FAILED,
+                         entry["error_message"], request.validate_only)
     else:
         alterations = [
             quotas.Alteration(entity=as_request_map([(e.entity_type, e.entity_name) for e in entry.entity]),

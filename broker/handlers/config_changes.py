@@ -1,6 +1,7 @@
 """What AlterConfigs and IncrementalAlterConfigs share: both answer through controller.configs."""
 
-from controller.configs import AlterOp, ResourceChange, alter_configs
+from controller.acl_model import CLUSTER_NAME
+from controller.configs import TOPIC, AlterOp, ResourceChange, alter_configs
 
 from ..protocol.build import build
 from ..protocol.codec import response_schema
@@ -16,9 +17,17 @@ async def answer(ctx, request, incremental: bool):
                                   [AlterOp(c.name, c.value, c.config_operation) if incremental
                                    else AlterOp(c.name, c.value) for c in r.configs])
                    for r in request.resources]
-        outcomes = await alter_configs(controller, changes, request.validate_only, incremental, caller(ctx))
+        outcomes = await alter_configs(controller, changes, request.validate_only, incremental, caller(ctx),
+                                       lambda resource_type, name: _may_alter(ctx, resource_type, name))
         results = [_result(o.resource_type, o.name, o.error_code, o.error_message) for o in outcomes]
     return build(response_schema(request.__api_key__, ctx.version), {"throttle_time": 0, "responses": results})
+
+
+def _may_alter(ctx, resource_type: int, name: str) -> bool:
+    """AlterConfigs on the topic; on the cluster for BROKER and BROKER_LOGGER resources."""
+    if resource_type == TOPIC:
+        return ctx.authorized("ALTER_CONFIGS", "TOPIC", name)
+    return ctx.authorized("ALTER_CONFIGS", "CLUSTER", CLUSTER_NAME)
 
 
 def _result(resource_type: int, name: str, code: int, message: str | None) -> dict:

@@ -17,7 +17,7 @@ async def handle(ctx, request):
     else:
         requests = [PartitionIncrease(t.name, t.count, _assignments(t)) for t in request.topics]
         outcomes = await create_partitions(controller, requests, request.validate_only, timeout_ms(request),
-                                           caller(ctx))
+                                           caller(ctx), lambda name: ctx.authorized("ALTER", "TOPIC", name))
         results = [_result(o.name, o.error_code, o.error_message) for o in outcomes]
     return build(response_schema(_KEY, ctx.version), {"throttle_time": 0, "results": results})
 

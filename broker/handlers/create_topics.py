@@ -1,13 +1,18 @@
 """CreateTopics v2-v7: translate to controller.admin and back."""
 
+from collections import Counter
+
+from controller.acl_model import CLUSTER_NAME
 from controller.topics import NewTopic
 from controller.topic_configs import effective_topic_configs
 
 from ..protocol.build import build
 from ..protocol.codec import response_schema
-from .admin_common import NOT_CONTROLLER, ZERO_UUID, admin, caller, dynamic_broker_layers, timeout_ms
+from .admin_common import NOT_CONTROLLER, ZERO_UUID, admin, audit_denied, caller, dynamic_broker_layers, timeout_ms
 
 _KEY = 19
+TOPIC_AUTHORIZATION_FAILED = 29
+AUTHORIZATION_FAILED = "Authorization failed."
 
 
 async def handle(ctx, request):
@@ -15,15 +20,43 @@ async def handle(ctx, request):
     if controller is None:
         results = [_result(t.name, NOT_CONTROLLER, None) for t in request.topics]
     else:
-        topics = [
-            NewTopic(name=t.name, num_partitions=t.num_partitions, replication_factor=t.replication_factor,
-                     assignments={a.partition_index: list(a.broker_ids) for a in t.assignments},
-                     configs={c.name: c.value for c in t.configs})
-            for t in request.topics
-        ]
-        outcomes = await controller.create_topics(topics, request.validate_only, timeout_ms(request), caller(ctx))
-        results = [_outcome(ctx, o, request.validate_only) for o in outcomes]
+        results = await _create(ctx, controller, request)
     return build(response_schema(_KEY, ctx.version), {"throttle_time": 0, "topics": results})
+
+
+async def _create(ctx, controller, request) -> list[dict]:
+    """KafkaApis.handleCreateTopicsRequest: Create on the Cluster, else on each topic (a topic named
+    twice is INVALID_REQUEST either way); configs and counts only for topics the client may
+    DescribeConfigs, the others get topic_config_error_code TOPIC_AUTHORIZATION_FAILED."""
+    names = [t.name for t in request.topics]
+    counts = Counter(names)
+    distinct = set(counts)
+    if ctx.authorized("CREATE", "CLUSTER", CLUSTER_NAME, log_if_denied=False):
+        may_create = distinct
+    else:
+        may_create = {n for n in distinct if ctx.authorized("CREATE", "TOPIC", n)}
+    described = {n for n in distinct if ctx.authorized("DESCRIBE_CONFIGS", "TOPIC", n, log_if_denied=False)}
+    denied = {n for n in distinct - may_create if counts[n] == 1}
+    topics = [
+        NewTopic(name=t.name, num_partitions=t.num_partitions, replication_factor=t.replication_factor,
+                 assignments={a.partition_index: list(a.broker_ids) for a in t.assignments},
+                 configs={c.name: c.value for c in t.configs})
+        for t in request.topics if t.name not in denied
+    ]
+    outcomes = iter(await controller.create_topics(topics, request.validate_only, timeout_ms(request), caller(ctx)))
+    results = []
+    for name in names:
+        if name in denied:
+            result = _result(name, TOPIC_AUTHORIZATION_FAILED, AUTHORIZATION_FAILED)
+            audit_denied(ctx, controller, "TOPIC", name, "CREATE", TOPIC_AUTHORIZATION_FAILED, AUTHORIZATION_FAILED,
+                         request.validate_only)
+        else:
+            result = _outcome(ctx, next(outcomes), request.validate_only, name in described)
+        # Kafka resets the flag for a topic the creation itself failed (not a refused or duplicate one)
+        if name not in described and (name in denied or counts[name] > 1 or result["error_code"] == 0):
+            result["topic_config_error_code"] = TOPIC_AUTHORIZATION_FAILED
+        results.append(result)
+    return results
 
 
 def _result(name: str, code: int, message: str | None) -> dict:
@@ -31,10 +64,10 @@ def _result(name: str, code: int, message: str | None) -> dict:
             "topic_config_error_code": 0, "num_partitions": -1, "replication_factor": -1, "configs": ()}
 
 
-def _outcome(ctx, outcome, validate_only: bool) -> dict:
+def _outcome(ctx, outcome, validate_only: bool, described: bool) -> dict:
     result = _result(outcome.name, outcome.error_code, outcome.error_message)
     plan = outcome.plan
-    if outcome.error_code == 0 and plan is not None:
+    if outcome.error_code == 0 and plan is not None and described:
         dynamic, dynamic_default = dynamic_broker_layers(ctx)
         entries = effective_topic_configs(plan.configs, dynamic, dynamic_default, ctx.config.originals,
                                           include_synonyms=False)

@@ -2,10 +2,11 @@
 
 from ..protocol.build import build
 from ..protocol.codec import response_schema
-from .admin_common import NOT_CONTROLLER, ZERO_UUID, admin, caller, timeout_ms
+from .admin_common import NOT_CONTROLLER, ZERO_UUID, admin, audit_denied, caller, timeout_ms
 
 _KEY = 20
 INVALID_REQUEST, UNKNOWN_TOPIC_OR_PARTITION, TOPIC_DELETION_DISABLED, UNKNOWN_TOPIC_ID = 42, 3, 73, 100
+TOPIC_AUTHORIZATION_FAILED = 29
 
 
 def _requested(ctx, request) -> list[tuple[str | None, object]]:
@@ -34,6 +35,12 @@ async def handle(ctx, request):
                 if name is None:
                     results.append(_result(None, tid, UNKNOWN_TOPIC_ID))
                     continue
+                if not ctx.authorized("DESCRIBE", "TOPIC", name):  # the name stays hidden, the id is no secret
+                    results.append(_refused(ctx, controller, None, tid, name))
+                    continue
+            if not ctx.authorized("DELETE", "TOPIC", name):
+                results.append(_refused(ctx, controller, name, tid, name))
+                continue
             if name not in ctx.cache.topics:
                 results.append(_result(name, tid, UNKNOWN_TOPIC_OR_PARTITION))
                 continue
@@ -46,6 +53,11 @@ async def handle(ctx, request):
                 if outcome is not None:
                     result["error_code"], result["error_message"] = outcome.error_code, outcome.error_message
     return build(response_schema(_KEY, ctx.version), {"throttle_time": 0, "responses": results})
+
+
+def _refused(ctx, controller, shown: str | None, topic_id, name: str) -> dict:
+    audit_denied(ctx, controller, "TOPIC", name, "DELETE", TOPIC_AUTHORIZATION_FAILED, None)
+    return _result(shown, topic_id, TOPIC_AUTHORIZATION_FAILED)
 
 
 def _result(name, topic_id, code: int, message: str | None = None) -> dict:

@@ -4,6 +4,7 @@ ZkAdminManager.describeClientQuotas does: the same reads, the same filter, the s
 import asyncio
 
 from controller import errors as E
+from controller.acl_model import CLUSTER_NAME
 from controller.errors import AdminError
 from controller.quotas import (CLIENT_ID, IP, IP_KEYS, JAVA_DOUBLE, QUOTA_KEYS, USER, decode_config,
                                desanitize_entity, sanitize_entity)
@@ -21,6 +22,9 @@ UNSUPPORTED_VERSION = 35
 
 async def handle(ctx, request):
     body = {"throttle_time": 0, "error_code": 0, "error_message": None, "entries": None}
+    if not ctx.authorized("DESCRIBE_CONFIGS", "CLUSTER", CLUSTER_NAME):
+        body["error_code"] = E.CLUSTER_AUTHORIZATION_FAILED  # no message: it would be the default one
+        return build(response_schema(_KEY, ctx.version), body)
     try:
         found = parse_filter([(c.entity_type, c.match_type, c.match) for c in request.components])
         results = await describe(found, request.strict, ZkQuotaReader(ctx.broker.zk))

@@ -2,6 +2,7 @@
 (Kafka's ConfigHelper.describeConfigs, 3.4)."""
 
 from controller import broker_configs as bc
+from controller.acl_model import CLUSTER_NAME
 from controller.configs import BROKER, BROKER_LOGGER, TOPIC, java_int
 from controller.topic_configs import ConfigSource, ConfigValidationError, effective_topic_configs
 from controller.topic_names import validate_topic_name
@@ -12,6 +13,7 @@ from .admin_common import dynamic_broker_layers
 
 _KEY = 32
 UNKNOWN_SERVER_ERROR, UNKNOWN_TOPIC_OR_PARTITION, INVALID_TOPIC_EXCEPTION, INVALID_REQUEST = -1, 3, 17, 42
+TOPIC_REFUSED, CLUSTER_REFUSED = (29, "Topic authorization failed."), (31, "Cluster authorization failed.")
 INVALID_REQUEST_MESSAGE = ("This most likely occurs because of a request being malformed by the client library or "
                            "the message was sent to an incompatible broker. See the broker logs for more details.")
 
@@ -28,9 +30,21 @@ async def handle(ctx, request):
         results = [_result(r, INVALID_REQUEST, INVALID_REQUEST_MESSAGE, ()) for r in request.resources]
     else:
         documentation = getattr(request, "include_documentation", False)  # v3+
-        results = [_describe(ctx, r, request.include_synonyms, documentation)
-                   for r in request.resources]
+        may = [_may_describe(ctx, r) for r in request.resources]
+        allowed = [r for r, ok in zip(request.resources, may) if ok]
+        refused = [r for r, ok in zip(request.resources, may) if not ok]
+        results = [_describe(ctx, r, request.include_synonyms, documentation) for r in allowed]
+        # Kafka answers the resources it may not describe after the others
+        results += [_result(r, *(TOPIC_REFUSED if r.resource_type == TOPIC else CLUSTER_REFUSED), ())
+                     for r in refused]
     return build(response_schema(_KEY, ctx.version), {"throttle_time": 0, "results": results})
+
+
+def _may_describe(ctx, resource) -> bool:
+    """DescribeConfigs on the topic; on the cluster for BROKER and BROKER_LOGGER resources."""
+    if resource.resource_type == TOPIC:
+        return ctx.authorized("DESCRIBE_CONFIGS", "TOPIC", resource.resource_name)
+    return ctx.authorized("DESCRIBE_CONFIGS", "CLUSTER", CLUSTER_NAME)
 
 
 def _result(resource, code: int, message: str | None, configs) -> dict:

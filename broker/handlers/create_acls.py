@@ -1,0 +1,47 @@
+"""CreateAcls v1-v3 (Kafka's AclApis.handleCreateAcls): Alter on the Cluster, then controller.acls."""
+
+from controller.acl_model import CLUSTER_NAME, filter_only_value, has_unknown_code, new_binding
+from controller.acls import create_acls
+
+from ..protocol.build import build
+from ..protocol.codec import RequestParseError, response_schema
+from .admin_common import NOT_CONTROLLER, acl_authorizer, admin, audit_denied, caller, not_authorized_message
+
+_KEY = 30
+UNKNOWN_SERVER_ERROR, CLUSTER_AUTHORIZATION_FAILED, SECURITY_DISABLED = -1, 31, 54
+NO_AUTHORIZER = "No Authorizer is configured."
+
+
+def validate(request) -> None:
+    """CreateAclsRequest's constructor: a 0 (UNKNOWN) code makes the request unparsable."""
+    if any(has_unknown_code(c.resource_type, c.resource_pattern_type, c.operation, c.permission_type)
+           for c in request.creations):
+        raise RequestParseError("CreatableAcls contain unknown elements")
+
+
+async def handle(ctx, request):
+    validate(request)
+    bindings = [new_binding(c.resource_type, c.resource_name, c.resource_pattern_type, c.principal, c.host,
+                            c.operation, c.permission_type) for c in request.creations]
+    authorizer = acl_authorizer(ctx)
+    refused = None
+    if not ctx.authorized("ALTER", "CLUSTER", CLUSTER_NAME):
+        refused = (CLUSTER_AUTHORIZATION_FAILED, not_authorized_message(ctx))
+    elif authorizer is None:
+        results = [_result(SECURITY_DISABLED, NO_AUTHORIZER) for _ in bindings]
+    elif (controller := admin(ctx)) is None:
+        results = [_result(NOT_CONTROLLER, None) for _ in bindings]
+    elif any(filter_only_value(b) for b in bindings):
+        refused = (UNKNOWN_SERVER_ERROR, None)  # Kafka's handler throws for the whole request
+    else:
+        outcomes = await create_acls(controller, authorizer.cache, bindings, caller(ctx))
+        results = [_result(o.error_code, o.error_message) for o in outcomes]
+    if refused is not None:
+        results = [_result(*refused) for _ in bindings]
+        for binding in bindings:
+            audit_denied(ctx, ctx.broker.admin, "ACL", str(binding), "CREATE_ACLS", *refused)
+    return build(response_schema(_KEY, ctx.version), {"throttle_time": 0, "results": results})
+
+
+def _result(code: int, message: str | None) -> dict:
+    return {"error_code": code, "error_message": message}
