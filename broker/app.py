@@ -2,6 +2,7 @@
 controller election and listeners, started and stopped in order."""
 
 import asyncio
+import random
 import signal
 import socket
 import sys
@@ -15,7 +16,7 @@ from zkstore import paths as zp
 
 from . import logs
 from .applied import AppliedPublisher
-from .auth.authorizer import AllowAll
+from .auth.authorizer import AuthorizerConfigError, load_authorizer
 from .auto_create import AutoTopicCreator
 from .forwarding import ForwardingManager
 from .config import BrokerConfig
@@ -38,7 +39,7 @@ class Broker:
         self.applied = AppliedPublisher(self.zk, self.broker_id, log)
         self.admin = AdminController(self.zk, self.cache, self.election, config, log)
         self.auto_create = AutoTopicCreator(self)
-        self.authorizer = AllowAll()
+        self.authorizer = load_authorizer(config, self.zk, log)
         self.forwarding = ForwardingManager(self)
         self.server = Server(self)
         self._stopped = asyncio.Event()
@@ -49,12 +50,22 @@ class Broker:
     def is_controller(self) -> bool:
         return self.election.active
 
+    def advertised_controller_id(self) -> int:
+        """The controller id clients are told (advertised.controller)."""
+        mode = self.config["advertised.controller"]
+        if mode == "self":
+            return self.broker_id
+        if mode == "random" and self.cache.brokers:
+            return random.choice(list(self.cache.brokers))
+        return self.cache.controller_id
+
     async def start(self) -> None:
         timeout_s = self.config["zookeeper.connection.timeout.ms"] / 1000
         await self.zk.start(timeout_s)
         self.zk.on_session(self._on_session)
         self.metrics.set_zk_state("connected")
         await self._ensure_cluster_layout()
+        await self.authorizer.start(timeout_s)  # ACLs loaded before any request is served
         await self.server.start()
         self.cache.subscribe(self._on_cache_event)
         self.applied.start()
@@ -142,6 +153,7 @@ class Broker:
         await self.forwarding.stop()
         await self.applied.stop()
         self.admin.close()
+        self.authorizer.close()
         self.cache.stop()
         await self.zk.stop()  # closing the session removes our ephemeral nodes at once
         self.metrics.stop()
@@ -154,7 +166,7 @@ async def run(config: BrokerConfig) -> int:
         log.warning("unknown configuration key", key=key, value=value)
     try:
         broker = Broker(config, log)
-    except PolicyConfigError as exc:
+    except (PolicyConfigError, AuthorizerConfigError) as exc:
         log.error("broker failed", error=str(exc))
         print(f"fauxka broker {config.broker_id}: {exc}", file=sys.stderr)
         return 2

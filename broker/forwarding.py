@@ -13,10 +13,13 @@ import ipaddress
 import time
 from typing import TYPE_CHECKING, Any
 
+from .auth.client import SaslClientError, authenticate
+from .config import inter_broker_credentials
 from .handlers.error_responses import error_response
 from .protocol.build import build
 from .protocol.client import PipelinedConnection
 from .protocol.codec import RequestParseError, decode_response, request_schema
+from .protocol.framing import FrameError
 from .protocol.principal import serialize_principal
 
 if TYPE_CHECKING:
@@ -137,6 +140,14 @@ class ForwardingManager:
                                                          f"{CLIENT_ID_PREFIX}{self._broker.broker_id}")
             except (OSError, asyncio.TimeoutError):
                 return None
+            credentials = inter_broker_credentials(self._broker.config)
+            if credentials is not None:  # a SASL inter-broker listener: log in as this broker
+                try:
+                    await authenticate(channel, *credentials, timeout_s)
+                except (SaslClientError, FrameError, ConnectionError, OSError, asyncio.TimeoutError, RequestParseError) as exc:
+                    self._broker.log.warning("forwarding channel authentication failed", error=repr(exc))
+                    await channel.close()
+                    return None
             self._channel, self._channel_controller = channel, controller
             return channel
 

@@ -2,7 +2,7 @@
 
 from ..protocol.build import build
 from ..protocol.codec import response_schema
-from .metadata import AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_OPERATIONS, listener_brokers
+from .metadata import AUTHORIZED_OPERATIONS_OMITTED, cluster_operations, listener_brokers
 
 _KEY = 60
 _ENDPOINT_TYPE_BROKERS = 1
@@ -24,11 +24,10 @@ async def handle(ctx, request):
         "error_message": None,
         "endpoint_type": _ENDPOINT_TYPE_BROKERS,
         "cluster_id": ctx.cache.cluster_id or "",
-        "controller_id": ctx.cache.controller_id,
+        "controller_id": ctx.broker.advertised_controller_id(),
         "brokers": [
             {"broker_id": b["node_id"], "host": b["host"], "port": b["port"], "rack": b["rack"]}
             for b in listener_brokers(ctx)
         ],
-        "cluster_authorized_operations": (
-            CLUSTER_OPERATIONS if request.include_cluster_authorized_operations else AUTHORIZED_OPERATIONS_OMITTED),
+        "cluster_authorized_operations": cluster_operations(ctx, request.include_cluster_authorized_operations),
     })

@@ -31,7 +31,11 @@ async def handle(ctx, request):
     except _Refused as refused:
         metrics.labels(str(forwarder), "?", str(refused.code)).inc()
         return _response(None, refused.code)
-    response = await dispatch(inner_ctx)
+    try:
+        response = await dispatch(inner_ctx)
+    except RequestParseError:  # the inner request is one Kafka refuses to answer: the forwarder closes its client
+        metrics.labels(str(forwarder), inner_ctx.request.api.name, str(UNSUPPORTED_VERSION)).inc()
+        return _response(None, UNSUPPORTED_VERSION)
     if not isinstance(response, bytes) and NOT_CONTROLLER in _error_codes(response):
         metrics.labels(str(forwarder), inner_ctx.request.api.name, str(NOT_CONTROLLER)).inc()
         return _response(None, NOT_CONTROLLER)  # the forwarder retries with the new controller

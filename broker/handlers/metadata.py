@@ -2,6 +2,7 @@
 
 import uuid
 
+from controller.acl_model import CLUSTER_NAME
 from controller.topic_names import validate_topic_name
 
 from ..protocol.build import build
@@ -14,11 +15,8 @@ NONE, UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE = 0, 3, 5
 INVALID_REQUEST, UNKNOWN_TOPIC_ID, LISTENER_NOT_FOUND, INVALID_TOPIC_EXCEPTION = 42, 100, 72, 17
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 
-# Authorized-operation bit sets while no authorizer is configured: everything a
-# resource type supports (Kafka's AclOperation codes).
-AUTHORIZED_OPERATIONS_OMITTED = -2147483648
-TOPIC_OPERATIONS = sum(1 << op for op in (3, 4, 5, 6, 7, 8, 10, 11))
-CLUSTER_OPERATIONS = sum(1 << op for op in (5, 7, 8, 9, 10, 11, 12))
+AUTHORIZED_OPERATIONS_OMITTED = -2147483648  # the schema's default: not asked for
+TOPIC_AUTHORIZATION_FAILED = 29
 
 
 def listener_brokers(ctx) -> list[dict]:
@@ -35,7 +33,9 @@ async def handle(ctx, request):
     version = ctx.version
     cache = ctx.cache
     topics: list[dict] = []
-    if request.topics is None or (version == 0 and not request.topics):
+    by_id: dict[str, uuid.UUID] = {}  # names asked for by topic id
+    all_topics = request.topics is None or (version == 0 and not request.topics)
+    if all_topics:
         names = sorted(cache.topics)
     else:
         names = []
@@ -49,26 +49,59 @@ async def handle(ctx, request):
                     topics.append(_topic_error(UNKNOWN_TOPIC_ID, None, topic_id))
                 else:
                     names.append(name)
+                    by_id[name] = topic_id
             else:
                 names.append(wanted.name)
     include_ops = getattr(request, "include_topic_authorized_operations", False)
     unique_names = list(dict.fromkeys(names))  # Kafka answers each topic once
-    missing = [n for n in unique_names if n not in cache.topics]
-    missing_errors = _missing_topic_errors(ctx, request, missing)
-    for name in unique_names:
+    # Describe on each topic: the others are left out of an all-topics answer, refused when named
+    described = [n for n in unique_names if ctx.authorized("DESCRIBE", "TOPIC", n, log_if_denied=not all_topics)]
+    visible = set(described)
+    hidden = [n for n in unique_names if n not in visible]
+    missing = [n for n in described if n not in cache.topics]
+    uncreatable = _create_refused(ctx, request, missing)
+    missing_errors = _missing_topic_errors(ctx, request, [n for n in missing if n not in uncreatable])
+    for name in described:
         if name in cache.topics:
             topics.append(_topic(ctx, name, include_ops))
-        else:
-            topics.append(_topic_error(missing_errors[name], name, ZERO_UUID))
+        elif name not in uncreatable:
+            topics.append(_topic_error(missing_errors[name], name, ZERO_UUID, _topic_ops(ctx, name, include_ops)))
+    topics += [_topic_error(TOPIC_AUTHORIZATION_FAILED, n, ZERO_UUID, is_internal=n in INTERNAL_TOPICS)
+               for n in uncreatable]
+    if not all_topics:  # topic ids are no secret, names are
+        topics += [_topic_error(TOPIC_AUTHORIZATION_FAILED, None if n in by_id else n, by_id.get(n, ZERO_UUID))
+                   for n in hidden]
     include_cluster_ops = getattr(request, "include_cluster_authorized_operations", False)
     return build(response_schema(_KEY, version), {
         "throttle_time": 0,
         "brokers": listener_brokers(ctx),
         "cluster_id": cache.cluster_id,
-        "controller_id": cache.controller_id,
+        "controller_id": ctx.broker.advertised_controller_id(),
         "topics": topics,
-        "cluster_authorized_operations": CLUSTER_OPERATIONS if include_cluster_ops else AUTHORIZED_OPERATIONS_OMITTED,
+        "cluster_authorized_operations": cluster_operations(ctx, include_cluster_ops),
     })
+
+
+def cluster_operations(ctx, include: bool) -> int:
+    """The Cluster's authorized operations when asked for: 0 without Describe on the Cluster."""
+    if not include:
+        return AUTHORIZED_OPERATIONS_OMITTED
+    if not ctx.authorized("DESCRIBE", "CLUSTER", CLUSTER_NAME):
+        return 0
+    return ctx.authorized_operations("CLUSTER", CLUSTER_NAME)
+
+
+def _topic_ops(ctx, name: str, include: bool) -> int:
+    return ctx.authorized_operations("TOPIC", name) if include else AUTHORIZED_OPERATIONS_OMITTED
+
+
+def _create_refused(ctx, request, missing: list[str]) -> set[str]:
+    """Missing topics auto-creation would create but the client may not: Create on the Cluster,
+    else on the topic (KafkaApis.handleTopicMetadataRequest)."""
+    allowed = ctx.config["auto.create.topics.enable"] and getattr(request, "allow_auto_topic_creation", True)
+    if not (allowed and missing) or ctx.authorized("CREATE", "CLUSTER", CLUSTER_NAME, log_if_denied=False):
+        return set()
+    return {n for n in missing if not ctx.authorized("CREATE", "TOPIC", n)}
 
 
 def _missing_topic_errors(ctx, request, missing: list[str]) -> dict[str, int]:
@@ -82,9 +115,10 @@ def _missing_topic_errors(ctx, request, missing: list[str]) -> dict[str, int]:
     return errors
 
 
-def _topic_error(error: int, name: str | None, topic_id: uuid.UUID) -> dict:
-    return {"error_code": error, "name": name, "topic_id": topic_id, "is_internal": False, "partitions": (),
-            "topic_authorized_operations": AUTHORIZED_OPERATIONS_OMITTED}
+def _topic_error(error: int, name: str | None, topic_id: uuid.UUID, ops: int = AUTHORIZED_OPERATIONS_OMITTED,
+                 is_internal: bool = False) -> dict:
+    return {"error_code": error, "name": name, "topic_id": topic_id, "is_internal": is_internal, "partitions": (),
+            "topic_authorized_operations": ops}
 
 
 def _topic(ctx, name: str, include_ops: bool) -> dict:
@@ -116,5 +150,5 @@ def _topic(ctx, name: str, include_ops: bool) -> dict:
         "topic_id": assignment.topic_id or ZERO_UUID,
         "is_internal": name in INTERNAL_TOPICS,
         "partitions": partitions,
-        "topic_authorized_operations": TOPIC_OPERATIONS if include_ops else AUTHORIZED_OPERATIONS_OMITTED,
+        "topic_authorized_operations": _topic_ops(ctx, name, include_ops),
     }

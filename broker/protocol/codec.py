@@ -12,6 +12,7 @@ from kio.serial.errors import SerialError
 
 from .api_table import Api
 from .framing import with_size_prefix
+from .length_guard import check_lengths
 
 _PEEK = struct.Struct(">hhi")
 
@@ -67,6 +68,7 @@ def _writer(cls: type):
 def decode_request(frame: bytes, api: Api, version: int) -> Request:
     cls = request_schema(api.key, version)
     try:
+        check_lengths(cls, frame, check_lengths(cls.__header_schema__, frame, 0))
         header, used = _reader(cls.__header_schema__)(frame, 0)
         body, _ = _reader(cls)(frame, used)
     except (SerialError, ValueError, TypeError) as exc:
