@@ -1,20 +1,23 @@
 """auto.create.topics.enable: Metadata for an unknown topic asks the controller to create it.
 
 As Kafka 3.x's AutoTopicCreationManager: the active controller creates at once
-(the client sees LEADER_NOT_AVAILABLE and retries); another broker sends a
-CreateTopics to the controller in the background (the client sees
-UNKNOWN_TOPIC_OR_PARTITION and retries). A topic already asked for is not asked again.
+(the client sees LEADER_NOT_AVAILABLE and retries); another broker forwards a
+CreateTopics to the controller in the background, inside an envelope carrying
+the client's principal and address, so ACLs, policies and the audit see the
+client (the client sees UNKNOWN_TOPIC_OR_PARTITION and retries). A topic
+already asked for is not asked again.
 """
 
 import asyncio
 from typing import TYPE_CHECKING
 
-from controller.audit import Caller
 from controller.topics import NewTopic
 
+from .context import RequestContext
+from .handlers.admin_common import caller
+from .protocol import api_table
 from .protocol.build import build
-from .protocol.client import request_once
-from .protocol.codec import request_schema
+from .protocol.codec import decode_request, encode_request, request_schema
 
 if TYPE_CHECKING:
     from .app import Broker
@@ -34,13 +37,14 @@ class AutoTopicCreator:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
-    def request(self, names: list[str], caller: Caller) -> int:
-        """Ask for `names` to be created; the error code Metadata answers for them."""
+    def request(self, names: list[str], ctx: RequestContext) -> int:
+        """Ask for `names` to be created on behalf of the Metadata request `ctx`; the error code
+        Metadata answers for them."""
         fresh = [n for n in names if n not in self._in_flight]
         self._in_flight.update(fresh)
         local = self._broker.admin.active
         if fresh:
-            work = self._create_here(fresh, caller) if local else self._ask_controller(fresh)
+            work = self._create_here(fresh, ctx) if local else self._ask_controller(fresh, ctx)
             task = asyncio.get_running_loop().create_task(work, name="auto-create-topics")
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
@@ -51,24 +55,22 @@ class AutoTopicCreator:
         config = self._broker.config
         return config["num.partitions"], config["default.replication.factor"]
 
-    async def _create_here(self, names: list[str], caller: Caller) -> None:
+    async def _create_here(self, names: list[str], ctx: RequestContext) -> None:
         partitions, replication = self._defaults()
         await self._broker.admin.create_topics([NewTopic(n, partitions, replication) for n in names],
-                                               validate_only=False, timeout_ms=0, caller=caller)
+                                               validate_only=False, timeout_ms=0, caller=caller(ctx))
 
-    async def _ask_controller(self, names: list[str]) -> None:
-        broker = self._broker
-        controller = broker.cache.brokers.get(broker.cache.controller_id)
-        endpoint = controller.endpoint(broker.config.inter_broker_listener) if controller else None
-        if endpoint is None:
-            return  # no controller known: the client's retry asks again
+    async def _ask_controller(self, names: list[str], ctx: RequestContext) -> None:
         partitions, replication = self._defaults()
         request = build(request_schema(19, _CREATE_TOPICS_VERSION), {
             "topics": [{"name": n, "num_partitions": partitions, "replication_factor": replication,
                         "assignments": [], "configs": []} for n in names],
             "timeout": 0, "validate_only": False})
-        timeout_s = broker.config["request.timeout.ms"] / 1000
+        frame = encode_request(request, ctx.request.correlation_id, ctx.request.client_id)[4:]
+        create = decode_request(frame, api_table.lookup(19), _CREATE_TOPICS_VERSION)
+        as_client = RequestContext(self._broker, create, ctx.listener, ctx.principal, ctx.client_host,
+                                   ctx.log.bind(api="create_topics", auto_create=True), connection=ctx.connection)
         try:
-            await request_once(endpoint.host, endpoint.port, request, timeout_s)
-        except (OSError, asyncio.TimeoutError, Exception) as exc:  # the client will retry Metadata
-            broker.log.warning("auto topic creation request failed", topics=names, error=repr(exc))
+            await self._broker.forwarding.forward(as_client)
+        except Exception as exc:  # the client's next Metadata asks again
+            self._broker.log.warning("auto topic creation request failed", topics=names, error=repr(exc))

@@ -7,7 +7,7 @@ from controller.topic_names import validate_topic_name
 
 from ..protocol.build import build
 from ..protocol.codec import response_schema
-from .admin_common import caller
+
 
 _KEY = 3
 ZERO_UUID = uuid.UUID(int=0)
@@ -110,7 +110,7 @@ def _missing_topic_errors(ctx, request, missing: list[str]) -> dict[str, int]:
     allowed = ctx.config["auto.create.topics.enable"] and getattr(request, "allow_auto_topic_creation", True)
     creatable = [n for n in missing if errors[n] == UNKNOWN_TOPIC_OR_PARTITION]
     if allowed and creatable:
-        code = ctx.broker.auto_create.request(creatable, caller(ctx))
+        code = ctx.broker.auto_create.request(creatable, ctx)
         errors.update({n: code for n in creatable})
     return errors
 

@@ -22,4 +22,6 @@ def test_unknown_topics_are_created_with_the_broker_defaults(make_cluster):
         assert wait_for(lambda n=name: metadata(cluster.non_controller_address(), n) == (0, 3), 10,
                         what=f"{name} auto-created")
     assert cluster.zk_get(f"/brokers/topics/{refused}") is None
+    [forwarded] = [e for e in cluster.audit_events() if e["resource_name"] == elsewhere]
+    assert forwarded["forwarded_by"] is not None and forwarded["principal"] == "User:ANONYMOUS"
     assert metadata(cluster.controller_address(), "bad name!")[0] == 17
