@@ -14,7 +14,7 @@ from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, C
 from broker.protocol.codec import decode_response, encode_request, request_schema
 from broker.protocol.principal import serialize_principal
 from tests.admin_helpers import create_topics, errors, send, topic_spec, unique
-from tests.harness import free_port, wait_for
+from tests.harness import free_port
 
 
 def forwarded_count(cluster, broker_id: int) -> float:
