@@ -11,12 +11,14 @@ from typing import Any
 from controller.admin import AdminController
 from controller.election import ControllerElection
 from controller.policy import PolicyConfigError
+from controller import tokens
 from zkstore import NodeExists, SessionState, ZkStore, ZkUnavailable
 from zkstore import paths as zp
 
 from . import logs
 from .applied import AppliedPublisher
 from .auth.authorizer import AuthorizerConfigError, load_authorizer
+from .auth.token_cache import TokenCache
 from .auto_create import AutoTopicCreator
 from .forwarding import ForwardingManager
 from .config import BrokerConfig
@@ -40,6 +42,7 @@ class Broker:
         self.admin = AdminController(self.zk, self.cache, self.election, config, log)
         self.auto_create = AutoTopicCreator(self)
         self.authorizer = load_authorizer(config, self.zk, log)
+        self.tokens = TokenCache(self.zk, tokens.settings(config), log)  # delegation tokens, with a secret key
         self.forwarding = ForwardingManager(self)
         self.server = Server(self)
         self._stopped = asyncio.Event()
@@ -66,6 +69,7 @@ class Broker:
         self.metrics.set_zk_state("connected")
         await self._ensure_cluster_layout()
         await self.authorizer.start(timeout_s)  # ACLs loaded before any request is served
+        await self.tokens.start(timeout_s)
         await self.server.start()
         self.cache.subscribe(self._on_cache_event)
         self.applied.start()
@@ -108,6 +112,9 @@ class Broker:
         self.metrics.controller_epoch.set(self.election.epoch)
         if active:
             self._spawn(self.admin.resume_deletions(), "resume-deletions")
+            if self.tokens.enabled:
+                self._spawn(tokens.expire_periodically(self.admin, self.tokens, tokens.settings(self.config)),
+                            "delete-expired-tokens")
 
     def _on_session(self, state: SessionState) -> None:
         self.metrics.set_zk_state(state.value)
@@ -154,6 +161,7 @@ class Broker:
         await self.applied.stop()
         self.admin.close()
         self.authorizer.close()
+        self.tokens.stop()
         self.cache.stop()
         await self.zk.stop()  # closing the session removes our ephemeral nodes at once
         self.metrics.stop()

@@ -97,6 +97,12 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
              doc="ACL authorizer (Kafka's AclAuthorizer / SimpleAclAuthorizer names, or `module:Class`); unset: allow all."),
         _key("super.users", "string", None, doc="Principals the authorizer always allows, `;`-separated."),
         _key("allow.everyone.if.no.acl.found", "bool", False, doc="Allow access to a resource no ACL names."),
+        _key("delegation.token.secret.key", "password", None, doc="Secret of delegation token HMACs; unset: no tokens."),
+        _key("delegation.token.master.key", "password", None, doc="Deprecated alias of delegation.token.secret.key."),
+        *(_key(f"delegation.token.{name}.ms", "int", default, at_least(1), doc) for name, default, doc in (
+            ("max.lifetime", 604800000, "Longest lifetime of a delegation token; renewals never go beyond it."),
+            ("expiry.time", 86400000, "Default renewal period of a delegation token."),
+            ("expiry.check.interval", 3600000, "How often the controller removes expired delegation tokens."))),
         _key("metrics.port", "int", 0, at_least(0), "fauxka: Prometheus /metrics port; 0 = off."),
         _key("metrics.host", "string", "127.0.0.1", doc="fauxka: address the /metrics endpoint binds."),
         # Kafka keys commonly found in server.properties that fauxka accepts without acting on them.

@@ -13,5 +13,6 @@ class Connection:
     endpoint: Endpoint
     peer_host: str
     principal: str = ANONYMOUS
+    token_authenticated: bool = False  # SCRAM with a delegation token (KafkaPrincipal.tokenAuthenticated)
     sasl: Any = None  # the SASL exchange of a SASL_* listener (broker.auth), None on PLAINTEXT
     close_after_response: bool = False  # e.g. after a failed authentication, as Kafka does

@@ -12,6 +12,10 @@ async def dispatch(ctx: RequestContext) -> Any:
     forwarded, unless it already came inside an envelope (no double forwarding).
     """
     api = ctx.request.api
+    precheck = api.precheck if ctx.forwarded_by is None else None
+    refused = precheck(ctx, ctx.request.body) if precheck is not None else None
+    if refused is not None:
+        return refused
     if api.forwardable and ctx.forwarded_by is None and not ctx.broker.admin.active:
         return await ctx.broker.forwarding.forward(ctx)
     return await api.handler(ctx, ctx.request.body)

@@ -20,10 +20,13 @@ class SaslClientError(Exception):
         self.error_code = error_code
 
 
-async def authenticate(conn: Any, mechanism: str, username: str, password: str, timeout: float) -> None:
+async def authenticate(conn: Any, mechanism: str, username: str, password: str, timeout: float,
+                       extensions: dict[str, str] | None = None) -> None:
     """Authenticate `conn` (broker.protocol.client.KafkaConnection, or anything with
     `async send(request, timeout) -> response`) as `username`. Each round trip has `timeout`
-    seconds. Raises SaslClientError on failure; transport errors propagate as they are."""
+    seconds. `extensions`: SCRAM extensions, e.g. {"tokenauth": "true"} to log in with a delegation
+    token (username: its id, password: its base64 HMAC). Raises SaslClientError on failure;
+    transport errors propagate as they are."""
     if mechanism != "PLAIN" and mechanism not in MECHANISMS:
         raise SaslClientError(f"SASL mechanism {mechanism} is not supported (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)")
     handshake = await conn.send(request_schema(SASL_HANDSHAKE, 1)(mechanism=mechanism), timeout)
@@ -34,7 +37,7 @@ async def authenticate(conn: Any, mechanism: str, username: str, password: str, 
     if mechanism == "PLAIN":
         await _token(conn, f"\0{username}\0{password}".encode(), timeout)
         return
-    client = ScramClient(mechanism, username, password)
+    client = ScramClient(mechanism, username, password, extensions)
     try:
         server_first = await _token(conn, client.first(), timeout)
         server_final = await _token(conn, client.final(server_first), timeout)

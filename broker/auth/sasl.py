@@ -38,14 +38,17 @@ class AuthenticationFailed(Exception):
 
 
 CredentialLookup = Callable[[str, str], ScramCredential | None]  # (username, mechanism) -> stored credential
+# (token id, mechanism) -> (owner name, credential), or None: SCRAM with extension tokenauth=true
+TokenLookup = Callable[[str, str], tuple[str, ScramCredential] | None]
 
 
 class SaslSession:
     def __init__(self, conn, settings: ListenerSasl, lookup: CredentialLookup, failure_delay_s: float,
-                 max_receive: int):
+                 max_receive: int, token_lookup: TokenLookup | None = None):
         self._conn = conn  # broker.connection.Connection: its principal is set on success
         self.settings = settings
         self._lookup = lookup
+        self._token_lookup = token_lookup
         self._failure_delay_s = failure_delay_s
         self.max_receive = max_receive  # sasl.server.max.receive.size, until authenticated
         self.state = VERSIONS_OR_HANDSHAKE
@@ -90,7 +93,9 @@ class SaslSession:
             return UNSUPPORTED_SASL_MECHANISM, enabled
         self.state, self.mechanism, self.legacy = AUTHENTICATE, mechanism, version == 0
         if mechanism in MECHANISMS:
-            self._scram = ScramServer(mechanism, lambda user: self._lookup(user, mechanism))
+            self._scram = ScramServer(mechanism, lambda user: self._lookup(user, mechanism),
+                                      None if self._token_lookup is None else
+                                      lambda token_id: self._token_lookup(token_id, mechanism))
         return 0, enabled
 
     async def authenticate(self, token: bytes) -> tuple[int, str | None, bytes]:
@@ -123,12 +128,13 @@ class SaslSession:
             raise AuthenticationFailed(str(exc) if exc.public else "Authentication failed during authentication "
                                        f"due to invalid credentials with SASL mechanism {self.mechanism}") from None
         if self._scram.complete:
-            self._succeed(self._scram.username)
+            self._succeed(self._scram.authorization_id, self._scram.token_authenticated)
         return reply
 
-    def _succeed(self, user: str) -> None:
+    def _succeed(self, user: str, token_authenticated: bool = False) -> None:
         self.state = COMPLETE
         self._conn.principal = f"User:{user}"
+        self._conn.token_authenticated = token_authenticated
 
 
 def check_plain(token: bytes, password_of: Callable[[str], str | None]) -> str:
@@ -173,5 +179,11 @@ def new_session(broker, conn) -> SaslSession | None:
         text = cache.user_configs.get(sanitize(username), {}).get(mechanism)
         return None if text is None else credential_from_string(text)
 
+    tokens = broker.tokens
+
+    def token_lookup(token_id: str, mechanism: str) -> tuple[str, ScramCredential] | None:
+        info, credential = tokens.token(token_id), tokens.credential(token_id, mechanism)
+        return None if info is None or credential is None else (info.owner.partition(":")[2], credential)
+
     return SaslSession(conn, settings, lookup, broker.config["connection.failed.authentication.delay.ms"] / 1000,
-                       broker.config["sasl.server.max.receive.size"])
+                       broker.config["sasl.server.max.receive.size"], token_lookup if tokens.enabled else None)

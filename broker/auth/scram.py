@@ -148,12 +148,15 @@ class ScramServer:
 
     `lookup(username)` gives the stored credential or None. Failures raise ScramError."""
 
-    def __init__(self, mechanism: str, lookup):
+    def __init__(self, mechanism: str, lookup, token_lookup=None):
         self.mechanism = mechanism
         self._lookup = lookup
+        self._token_lookup = token_lookup  # token id -> (owner name, credential) or None (delegation tokens)
         self._first_bare = self._server_first = None
         self._credential: ScramCredential | None = None
         self.username: str | None = None
+        self.authorization_id: str | None = None  # the principal's name: the user, or the token's owner
+        self.token_authenticated = False
         self.complete = False
         self._step = self._first
 
@@ -170,11 +173,18 @@ class ScramServer:
     def _first(self, token: bytes) -> bytes:
         match = _match(CLIENT_FIRST, token, "client first")
         extensions = _extensions(match["extensions"])
-        if extensions.get("tokenauth", "").lower() == "true":  # delegation tokens: none exist here
-            raise ScramError(f"Token Authentication failed: Invalid tokenId : {match['saslname']}")
+        token = extensions.get("tokenauth", "").lower() == "true"  # ScramExtensions.tokenAuthenticated
         try:
             username = username_of(match["saslname"])
-            credential = self._lookup(username)
+            if token:  # the user name is a token id, its owner the authorization id
+                found = self._token_lookup(username) if self._token_lookup else None
+                if found is None or found[0] is None:
+                    raise ScramError(f"Token Authentication failed: Invalid tokenId : {username}")
+                authorization_id, credential = found
+            else:
+                authorization_id, credential = username, self._lookup(username)
+        except ScramError:
+            raise
         except Exception:
             raise ScramError("Authentication failed: Credentials could not be obtained") from None
         if credential is None:
@@ -190,6 +200,7 @@ class ScramServer:
         nonce = match["nonce"] + secure_random_string()
         self._server_first = f"r={nonce},s={_b64(credential.salt)},i={credential.iterations}"
         self._nonce, self._credential, self.username = nonce, credential, username
+        self.authorization_id, self.token_authenticated = authorization_id, token
         self._step = self._final
         return self._server_first.encode()
 
@@ -212,10 +223,11 @@ class ScramClient:
     """The client side (ScramSaslClient): first() -> client-first, final(server-first) -> client-final,
     verify(server-final). Failures raise ScramError."""
 
-    def __init__(self, mechanism: str, username: str, password: str):
+    def __init__(self, mechanism: str, username: str, password: str, extensions: dict[str, str] | None = None):
         self.mechanism, self._password = mechanism, password
         self._nonce = secure_random_string()
-        self._first_bare = f"n={sasl_name(username)},r={self._nonce}"
+        ext = "".join(f",{k}={v}" for k, v in (extensions or {}).items())  # e.g. tokenauth=true
+        self._first_bare = f"n={sasl_name(username)},r={self._nonce}{ext}"
 
     def first(self) -> bytes:
         return f"n,,{self._first_bare}".encode()

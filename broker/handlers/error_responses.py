@@ -39,6 +39,11 @@ def error_response(request: Request, code: int):
     elif key == 51:
         users = sorted({d.name for d in body.deletions} | {u.name for u in body.upsertions})
         values = {"results": [{"user": u, **error} for u in users]}
+    elif key == 38:  # CreateDelegationTokenRequest.getErrorResponse: ANONYMOUS owner and requester
+        from .create_delegation_token import response
+        return response(version, code, "User:ANONYMOUS", "User:ANONYMOUS")
+    elif key in (39, 40):  # expiry timestamp left at 0
+        values = {"error_code": code, "expiry_timestamp": 0}
     else:  # responses with one top-level error
         values = dict(error)
     return build(response_schema(key, version), {"throttle_time": 0, **values})

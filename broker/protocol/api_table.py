@@ -24,12 +24,18 @@ class Api:
 
     @property
     def handler(self) -> Callable[[Any, Any], Awaitable[Any]]:
-        return _handler(self.name)
+        return _module(self.name).handle
+
+    @property
+    def precheck(self) -> Callable[[Any, Any], Any] | None:
+        """The handler module's `precheck(ctx, body)`, run by the receiving broker before forwarding:
+        a response refuses the request there (e.g. token requests on a PLAINTEXT connection)."""
+        return getattr(_module(self.name), "precheck", None)
 
 
 @functools.cache
-def _handler(name: str) -> Callable[[Any, Any], Awaitable[Any]]:
-    return importlib.import_module(f"broker.handlers.{name}").handle
+def _module(name: str) -> Any:
+    return importlib.import_module(f"broker.handlers.{name}")
 
 
 TABLE: dict[int, Api] = {
@@ -47,6 +53,10 @@ TABLE: dict[int, Api] = {
         Api(33, "alter_configs", 0, 2, forwardable=True, controller_only=True),
         Api(36, "sasl_authenticate", 0, 2),
         Api(37, "create_partitions", 0, 3, forwardable=True, controller_only=True),
+        Api(38, "create_delegation_token", 1, 3, forwardable=True, controller_only=True),
+        Api(39, "renew_delegation_token", 1, 2, forwardable=True, controller_only=True),
+        Api(40, "expire_delegation_token", 1, 2, forwardable=True, controller_only=True),
+        Api(41, "describe_delegation_token", 1, 3),
         Api(44, "incremental_alter_configs", 0, 1, forwardable=True, controller_only=True),
         Api(48, "describe_client_quotas", 0, 1),
         Api(49, "alter_client_quotas", 0, 1, forwardable=True, controller_only=True),

@@ -13,8 +13,10 @@ from kio.serial.errors import SerialError
 from .api_table import Api
 from .framing import with_size_prefix
 from .length_guard import check_lengths
+from .timestamps import int64_timestamps
 
 _PEEK = struct.Struct(">hhi")
+_INT64_TIMESTAMPS = (38, 39, 40)  # CreateDelegationToken, RenewDelegationToken, ExpireDelegationToken
 
 
 class RequestParseError(Exception):
@@ -52,6 +54,8 @@ def request_schema(key: int, version: int) -> type:
 
 @functools.cache
 def response_schema(key: int, version: int) -> type:
+    if key in _INT64_TIMESTAMPS:  # delegation tokens: -1 timestamps, which kio cannot read as datetimes
+        return int64_timestamps(load_response_schema(key, version))
     return load_response_schema(key, version)
 
 

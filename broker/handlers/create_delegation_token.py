@@ -1,0 +1,54 @@
+"""CreateDelegationToken v1-v3 (KafkaApis.handleCreateTokenRequest): the receiving broker refuses
+token or PLAINTEXT connections (DELEGATION_TOKEN_REQUEST_NOT_ALLOWED), a token for another owner
+without CreateTokens on that User (DELEGATION_TOKEN_AUTHORIZATION_FAILED, KIP-373) and renewers that
+are not users (INVALID_PRINCIPAL_TYPE); the controller writes it (controller.tokens)."""
+
+from controller import tokens
+
+from ..protocol.build import build
+from ..protocol.codec import response_schema
+from .admin_common import NOT_CONTROLLER, admin, caller
+from .token_common import allow_token_requests, millis, split
+
+_KEY = 38
+
+
+def owner_of(ctx, body) -> str:
+    name = getattr(body, "owner_principal_name", None)  # v3+
+    return ctx.principal if not name else f"{body.owner_principal_type}:{name}"
+
+
+def precheck(ctx, body):
+    owner, requester = owner_of(ctx, body), ctx.principal
+    if not allow_token_requests(ctx):
+        return response(ctx.version, tokens.REQUEST_NOT_ALLOWED, owner, requester)
+    if owner != requester and not ctx.authorized("CREATE_TOKENS", "USER", owner):
+        return response(ctx.version, tokens.AUTHORIZATION_FAILED, owner, requester)
+    if any(r.principal_type != "User" for r in body.renewers):
+        return response(ctx.version, tokens.INVALID_PRINCIPAL_TYPE, owner, requester)
+    return None
+
+
+async def handle(ctx, request):
+    owner, requester = owner_of(ctx, request), ctx.principal
+    controller = admin(ctx)
+    if controller is None:
+        return response(ctx.version, NOT_CONTROLLER, owner, requester)
+    renewers = [f"{r.principal_type}:{r.principal_name}" for r in request.renewers]
+    code, info, hmac = await tokens.create(controller, ctx.broker.tokens, tokens.settings(ctx.config), owner,
+                                           requester, renewers, millis(request.max_lifetime), caller(ctx))
+    if info is None:
+        return response(ctx.version, code, owner, requester)
+    return response(ctx.version, code, owner, requester, info.issue_ms, info.expiry_ms, info.max_ms, info.token_id,
+                    hmac)
+
+
+def response(version: int, code: int, owner: str, requester: str, issued: int = -1, expiry: int = -1,
+             max_ms: int = -1, token_id: str = "", hmac: bytes = b""):
+    """CreateDelegationTokenResponse.prepareResponse."""
+    (owner_type, owner_name), (requester_type, requester_name) = split(owner), split(requester)
+    return build(response_schema(_KEY, version), {
+        "error_code": code, "principal_type": owner_type, "principal_name": owner_name,
+        "token_requester_principal_type": requester_type, "token_requester_principal_name": requester_name,
+        "issue_timestamp": issued, "expiry_timestamp": expiry,
+        "max_timestamp": max_ms, "token_id": token_id, "hmac": hmac, "throttle_time": 0})

@@ -1,0 +1,261 @@
+"""Delegation tokens in ZK mode (Kafka's DelegationTokenManager, KIP-48): token ids, HMACs, the
+/delegation_token znodes and their JSON, and Create / Renew / Expire on the controller, each one
+fenced multi-op (version-checked) with its change notification and an audit line. A token's HMAC
+is a secret: it is never logged nor audited."""
+
+import asyncio
+import base64
+import hashlib
+import hmac as hmac_lib
+import json
+import time
+import uuid
+from dataclasses import dataclass, replace
+
+from zkstore import MultiFailed
+from zkstore.fenced import ControllerMoved
+from zkstore.store import Op
+
+from . import errors as E
+from .audit import Caller
+from .quotas import desanitize, sanitize
+
+TOKENS, TOKEN_CHANGES = "/delegation_token/tokens", "/delegation_token/token_changes"
+CHANGE_PREFIX = f"{TOKEN_CHANGES}/token_change_"
+CURRENT_VERSION, ERROR_TIMESTAMP = 3, -1
+AUTH_DISABLED, NOT_FOUND, OWNER_MISMATCH, REQUEST_NOT_ALLOWED, AUTHORIZATION_FAILED, EXPIRED = 61, 62, 63, 64, 65, 66
+INVALID_PRINCIPAL_TYPE = 67
+_ATTEMPTS = 3
+
+
+@dataclass(frozen=True)
+class TokenSettings:
+    secret: str
+    max_lifetime_ms: int  # delegation.token.max.lifetime.ms
+    renew_ms: int  # delegation.token.expiry.time.ms: the default renewal period
+    check_interval_ms: int  # delegation.token.expiry.check.interval.ms
+
+
+def settings(config) -> TokenSettings | None:
+    """KafkaConfig.tokenAuthEnabled: a non-empty secret key (the 3.x name, or the old master key)."""
+    secret = config["delegation.token.secret.key"] or config["delegation.token.master.key"]
+    if not secret:
+        return None
+    return TokenSettings(secret, config["delegation.token.max.lifetime.ms"], config["delegation.token.expiry.time.ms"],
+                         config["delegation.token.expiry.check.interval.ms"])
+
+
+@dataclass(frozen=True)
+class TokenInfo:
+    """TokenInformation; principals as `Type:Name`."""
+    token_id: str
+    owner: str
+    requester: str
+    renewers: tuple[str, ...]
+    issue_ms: int
+    max_ms: int
+    expiry_ms: int
+
+    def owner_or_renewer(self, principal: str) -> bool:
+        return principal == self.owner or principal in self.renewers
+
+    def expired(self, now_ms: int) -> bool:
+        return self.max_ms < now_ms or self.expiry_ms < now_ms
+
+
+def new_token_id() -> str:
+    """CoreUtils.generateUuidAsBase64: a random UUID, URL-safe base64 without padding."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+
+
+def create_hmac(token_id: str, secret: str) -> bytes:
+    """DelegationTokenManager.createHmac: HmacSHA512 of the token id, keyed by the secret's UTF-8 bytes."""
+    return hmac_lib.new(secret.encode("utf-8"), token_id.encode("utf-8"), hashlib.sha512).digest()
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def parse_principal(text: str) -> str:
+    """SecurityUtils.parseKafkaPrincipal: `Type:Name` (ValueError otherwise)."""
+    if not text or ":" not in text:
+        raise ValueError(f"expected a string in format principalType:principalName but got {text}")
+    return text
+
+
+def to_json(info: TokenInfo) -> bytes:
+    """toJsonCompatibleMap (version 3): principals sanitized."""
+    return json.dumps({
+        "version": CURRENT_VERSION, "owner": sanitize(info.owner), "tokenRequester": sanitize(info.requester),
+        "renewers": [sanitize(r) for r in info.renewers], "issueTimestamp": info.issue_ms,
+        "maxTimestamp": info.max_ms, "expiryTimestamp": info.expiry_ms, "tokenId": info.token_id,
+    }, separators=(",", ":")).encode()
+
+
+def from_json(data: bytes | None) -> TokenInfo | None:
+    """DelegationTokenManager.fromBytes: None for empty data; ValueError/KeyError/TypeError for bad data."""
+    if not data:
+        return None
+    js = json.loads(data)
+    version = int(js["version"])
+    if not 0 < version <= CURRENT_VERSION:
+        raise ValueError(f"unsupported delegation token version {version}")
+    owner = parse_principal(desanitize(js["owner"]))
+    requester = parse_principal(desanitize(js["tokenRequester"])) if version >= 3 else owner
+    renewers = tuple(parse_principal(desanitize(r)) for r in js["renewers"])
+    return TokenInfo(str(js["tokenId"]), owner, requester, renewers, int(js["issueTimestamp"]),
+                     int(js["maxTimestamp"]), int(js["expiryTimestamp"]))
+
+
+def new_token(token_id: str, owner: str, requester: str, renewers: list[str], max_lifetime_ms: int, now_ms: int,
+              s: TokenSettings) -> TokenInfo:
+    """createToken's timestamps: a request's max lifetime <= 0 means the broker's, and never beyond it."""
+    lifetime = s.max_lifetime_ms if max_lifetime_ms <= 0 else min(max_lifetime_ms, s.max_lifetime_ms)
+    max_ms = now_ms + lifetime
+    return TokenInfo(token_id, owner, requester, tuple(renewers), now_ms, max_ms, min(max_ms, now_ms + s.renew_ms))
+
+
+def visible(token: TokenInfo, requester: str, owners: list[str] | None, may_describe_token, may_describe_owner) -> bool:
+    """DelegationTokenManager.filterToken (DescribeDelegationToken)."""
+    if owners is not None and not any(token.owner_or_renewer(o) for o in owners):
+        return False
+    return token.owner_or_renewer(requester) or may_describe_token(token.token_id) or may_describe_owner(token.owner)
+
+
+def token_path(token_id: str) -> str:
+    return f"{TOKENS}/{token_id}"
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+# --- the controller's writes --------------------------------------------------------------------
+
+async def create(admin, tokens, s: TokenSettings | None, owner: str, requester: str, renewers: list[str],
+                 max_lifetime_ms: int, caller: Caller) -> tuple[int, TokenInfo | None, bytes]:
+    """(error code, token, hmac) as createToken answers; the write is fenced."""
+    started = time.perf_counter()
+    info, code, hmac = None, AUTH_DISABLED, b""
+    if s is not None:
+        info = new_token(new_token_id(), owner, requester, renewers, max_lifetime_ms, now_ms(), s)
+        code = await _write(admin, [Op.create(token_path(info.token_id), to_json(info)), _notify(info.token_id)])
+        if code == E.NONE:
+            hmac = create_hmac(info.token_id, s.secret)
+            tokens.update(info)
+            admin.log.info("created a delegation token", token_id=info.token_id, owner=owner)
+    _audit(admin, caller, info.token_id if info else "", "CREATE_DELEGATION_TOKEN", code, started,
+           owner=owner, renewers=list(renewers), max_lifetime_ms=max_lifetime_ms)
+    return code, (info if code == E.NONE else None), hmac
+
+
+async def renew(admin, tokens, s: TokenSettings | None, principal: str, hmac: bytes, period_ms: int,
+                caller: Caller) -> tuple[int, int]:
+    """renewToken: (error code, new expiry timestamp or -1)."""
+    return await _change(admin, tokens, s, principal, hmac, period_ms, caller, expire=False)
+
+
+async def expire(admin, tokens, s: TokenSettings | None, principal: str, hmac: bytes, period_ms: int,
+                 caller: Caller) -> tuple[int, int]:
+    """expireToken: (error code, expiry timestamp or -1); a negative period removes the token now."""
+    return await _change(admin, tokens, s, principal, hmac, period_ms, caller, expire=True)
+
+
+async def _change(admin, tokens, s, principal, hmac, period_ms, caller, expire: bool) -> tuple[int, int]:
+    started = time.perf_counter()
+    action = "EXPIRE_DELEGATION_TOKEN" if expire else "RENEW_DELEGATION_TOKEN"
+    if s is None:
+        _audit(admin, caller, "", action, AUTH_DISABLED, started, period_ms=period_ms)
+        return AUTH_DISABLED, ERROR_TIMESTAMP
+    cached = tokens.token_for_hmac(b64(hmac))
+    token_id = cached.token_id if cached else ""
+    code, stamp = NOT_FOUND, ERROR_TIMESTAMP
+    for _ in range(_ATTEMPTS if cached else 0):
+        got = await admin.zk.get(token_path(token_id))
+        info = from_json(got[0]) if got else None
+        now = now_ms()
+        if info is None:
+            code = NOT_FOUND
+            break
+        if not info.owner_or_renewer(principal):
+            code = OWNER_MISMATCH
+            break
+        if info.expired(now):
+            code = EXPIRED
+            break
+        if expire and period_ms < 0:
+            ops, stamp, updated = [Op.delete(token_path(token_id), got[1].version)], now, None
+        else:
+            period = s.renew_ms if not expire and period_ms < 0 else period_ms
+            updated = replace(info, expiry_ms=min(info.max_ms, now + period))
+            ops, stamp = [Op.set(token_path(token_id), to_json(updated), got[1].version)], updated.expiry_ms
+        code = await _write(admin, [*ops, _notify(token_id)], raced_ok=True)
+        if code is None:  # changed meanwhile: read it again
+            continue
+        if code == E.NONE:
+            if updated is None:
+                tokens.remove(token_id)
+            else:
+                tokens.update(updated)
+            admin.log.info("delegation token " + ("expired" if updated is None else "updated"), token_id=token_id)
+        break
+    else:
+        if cached:
+            code = E.UNKNOWN_SERVER_ERROR
+    if code != E.NONE:
+        stamp = ERROR_TIMESTAMP
+    _audit(admin, caller, token_id, action, code, started, period_ms=period_ms)
+    return code, stamp
+
+
+async def expire_due(admin, tokens) -> None:
+    """expireTokens: remove every token past its expiry or maximum time (the controller, periodically)."""
+    for info in tokens.tokens():
+        if info.expired(now_ms()):
+            got = await admin.zk.get(token_path(info.token_id))
+            current = from_json(got[0]) if got else None
+            if current is not None and current.expired(now_ms()):
+                code = await _write(admin, [Op.delete(token_path(info.token_id), got[1].version),
+                                            _notify(info.token_id)], raced_ok=True)
+                if code == E.NONE:
+                    tokens.remove(info.token_id)
+                    admin.log.info("delegation token expired", token_id=info.token_id, owner=info.owner)
+
+
+def _notify(token_id: str) -> Op:
+    return Op.create(CHANGE_PREFIX, token_id.encode("utf-8"), sequence=True)
+
+
+async def _write(admin, ops: list[Op], raced_ok: bool = False) -> int | None:
+    """The error code of a fenced write; None (with raced_ok) when a version check failed."""
+    try:
+        await admin.writer.write(ops)
+        return E.NONE
+    except ControllerMoved as exc:
+        admin.election.resign(str(exc))
+        return E.NOT_CONTROLLER
+    except MultiFailed as failed:
+        if raced_ok:
+            admin.log.info("delegation token write raced", error=repr(failed.cause))
+            return None
+        admin.log.warning("delegation token write failed", error=repr(failed.cause))
+    except Exception as exc:  # ZooKeeper unavailable, or a bug
+        admin.log.warning("delegation token write failed", error=repr(exc))
+    return E.UNKNOWN_SERVER_ERROR
+
+
+def _audit(admin, caller: Caller, token_id: str, action: str, code: int, started: float, **extra) -> None:
+    admin.audit.record(caller, resource_type="DELEGATION_TOKEN", resource_name=token_id, action=action,
+                       validate_only=False, error_code=code, error_message=None,
+                       latency_ms=(time.perf_counter() - started) * 1000, **extra)
+
+
+async def expire_periodically(admin, tokens, s: TokenSettings) -> None:
+    """The controller's delete-expired-tokens task: at once, then every check interval, while controller."""
+    while admin.active:
+        try:
+            await expire_due(admin, tokens)
+        except Exception as exc:  # ZooKeeper unavailable: try again next round
+            admin.log.warning("delegation token expiry check failed", error=repr(exc))
+        await asyncio.sleep(s.check_interval_ms / 1000)
