@@ -4,7 +4,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import launcher, zookeeper
+from . import launcher, report, zookeeper
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -40,7 +40,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--bootstrap", metavar="HOST:PORT[,...]")
     p.add_argument("--zookeeper", metavar="HOST:PORT")
 
+    p = sub.add_parser("report", help="the audit report (PySpark): Parquet tables, report.md, plots")
+    report.add_arguments(p)
+
     args = parser.parse_args(argv)
+    if args.command == "report":
+        return report.run(args)
     if args.command == "broker":
         return _broker(args)
     if args.command == "zookeeper":

@@ -1,0 +1,3 @@
+from fauxka.report import main
+
+raise SystemExit(main())

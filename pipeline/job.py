@@ -1,0 +1,87 @@
+"""The whole report: read, aggregate, write Parquet tables and summary.json, render report.md.
+
+    python -m pipeline --audit PATH --out DIR [--master URL]     (the same as `fauxka report`)
+"""
+
+import json
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from . import inputs, session
+
+Progress = Callable[[str], None]
+
+
+def stderr_progress(message: str) -> None:
+    print(f"fauxka report: {message}", file=sys.stderr, flush=True)
+
+
+def run(audit: list[str], out: Path, *, master: str | None = None, conf: dict[str, str] | None = None,
+        spark=None, progress: Progress = stderr_progress) -> dict:
+    """Build the report of the audit files named by `audit` into `out`; returns the summary.
+
+    With `spark` None a session is built on `master` (local[2] by default) and stopped at the
+    end; a session passed in is used as it is and left running (its time zone is set to UTC)."""
+    import pyarrow.parquet as pq
+
+    from . import markdown, tables
+
+    started = time.monotonic()
+    tell = progress
+
+    def progress(message: str) -> None:
+        tell(f"{message}  [{time.monotonic() - started:.1f}s]")
+
+    files = inputs.resolve(audit)
+    progress(f"{len(files)} audit file(s): {_describe(files)}")
+    out = Path(out)
+    (out / "tables").mkdir(parents=True, exist_ok=True)
+    own = spark is None
+    if own:
+        progress(f"starting Spark ({master or session.DEFAULT_MASTER})")
+        spark = session.build(master, conf)
+    spark.conf.set("spark.sql.session.timeZone", "UTC")
+    base = None
+    try:
+        progress("parsing audit lines")
+        base = tables.parse(tables.read_lines(spark, files)).cache()
+        counts = tables.totals(base)
+        progress(f"{counts['events']} events, {counts['malformed']} malformed line(s)")
+        for i, (name, (build, order)) in enumerate(tables.TABLES.items(), 1):
+            progress(f"[{i}/{len(tables.TABLES)}] {name}")
+            # aggregates are small: the driver writes them, so `out` is local whatever the master
+            table = build(base).sort(*tables.sort_columns(order)).toArrow()
+            if name == "sources":
+                table = _with_empty_files(table, files)
+            pq.write_table(table, out / "tables" / f"{name}.parquet")
+    finally:
+        if base is not None:
+            base.unpersist()
+        if own:
+            spark.stop()
+    summary = {"inputs": audit, "files": files, **counts, "seconds": round(time.monotonic() - started, 3)}
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    progress("rendering report.md and plots")
+    report = markdown.render(out, summary)
+    progress(f"done: {report}")
+    return summary
+
+
+def _with_empty_files(sources, files: list[str]):
+    """The sources table with a row of zeros for each file that has no line (Spark saw none)."""
+    import pyarrow as pa
+
+    seen = set(sources.column("source").to_pylist())
+    empty = [{"source": f, "lines": 0, "events": 0, "malformed": 0} for f in files if f not in seen and "://" not in f]
+    if not empty:
+        return sources
+    return pa.concat_tables([sources, pa.Table.from_pylist(empty, schema=sources.schema)]).sort_by("source")
+
+
+def _describe(files: list[str]) -> str:
+    if not files:
+        return "nothing to read"
+    shown = ", ".join(Path(f).name if "://" not in f else f for f in files[:4])
+    return shown + (f" and {len(files) - 4} more" if len(files) > 4 else "")
