@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from zkstore import MultiFailed, NodeExists, NotEmpty, ZkUnavailable
+from zkstore import MultiFailed, NodeExists, NoNode, NotEmpty, ZkUnavailable
 from zkstore import paths as zp
 from zkstore.fenced import ControllerMoved, FencedWriter
 from zkstore.store import Op
@@ -127,12 +127,24 @@ class AdminController:
 
         Partitions are listed from ZooKeeper, not the cache, and the listing is retried when a
         concurrent CreatePartitions adds one between the listing and the delete (NotEmpty)."""
+        missing = False
         for _ in range(DELETE_ATTEMPTS):
             try:
                 children = await self.zk.get_children(zp.partitions_path(name)) or []
-                await self.writer.write(deletion_ops(name, [int(c) for c in children if c.isdigit()]))
+                ops = deletion_ops(name, [int(c) for c in children if c.isdigit()])
+                if missing:
+                    # Some of the topic's znodes are already gone: a retried DeleteTopics (after a
+                    # controller failover) marked a topic whose deletion the old controller had
+                    # finished, or two deletions of it raced. Delete what is left, the marker
+                    # included (Kafka drops markers of topics that no longer exist), instead of
+                    # leaving /admin/delete_topics/<name> behind forever.
+                    ops = [op for op in ops if await self.zk.exists(op.path) is not None]
+                await self.writer.write(ops)
                 return
             except MultiFailed as failed:
+                if isinstance(failed.cause, NoNode) and not missing:
+                    missing = True
+                    continue
                 if not isinstance(failed.cause, NotEmpty):
                     self.log.warning("topic deletion incomplete", topic=name, error=repr(failed.cause))
                     return

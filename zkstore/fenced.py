@@ -10,12 +10,16 @@ brokers report back once applied (cluster-consistent blocking).
 from typing import Any, Callable
 
 from . import paths as zp
-from .errors import BadVersion
+from .errors import BadVersion, ZkUnavailable
 from .store import MultiFailed, Op, ZkStore
 
 
 class ControllerMoved(Exception):
     """The epoch fence failed: this broker is no longer the controller."""
+
+
+# How long a write that lost its connection waits for ZooKeeper before re-checking the fence.
+RECONNECT_WAIT_S = 5.0
 
 
 class FencedWriter:
@@ -31,9 +35,28 @@ class FencedWriter:
         try:
             results = await self._zk.multi([Op.check(zp.CONTROLLER_EPOCH, self._epoch_zk_version()), *ops,
                                             Op.set(zp.METADATA_VERSION, b"")])
+        except ZkUnavailable:
+            await self._recheck_fence()
+            raise
         except MultiFailed as failed:
             if failed.index == 0 and isinstance(failed.cause, BadVersion):
                 raise ControllerMoved("/controller_epoch changed: another broker is controller") from None
             raise MultiFailed(failed.index - 1, failed.cause) from None
         self.last_version = max(self.last_version, results[-1].version)
         return results[1:-1]
+
+    async def _recheck_fence(self) -> None:
+        """A write whose connection was lost (a zombie controller resumed after its session
+        expired, a ZooKeeper restart): once reconnected, read /controller_epoch. If another
+        broker was elected meanwhile, this is ControllerMoved -- what Kafka answers after
+        retrying the fenced multi-op on a new session (NOT_CONTROLLER). Otherwise the outcome
+        stays unknown and the caller's ZkUnavailable stands (REQUEST_TIMED_OUT)."""
+        if not await self._zk.wait_connected(RECONNECT_WAIT_S):
+            return
+        try:
+            current = await self._zk.get(zp.CONTROLLER_EPOCH)
+        except ZkUnavailable:
+            return
+        if current is not None and current[1].version != self._epoch_zk_version():
+            raise ControllerMoved("/controller_epoch changed while ZooKeeper was unreachable: "
+                                  "another broker is controller") from None

@@ -87,9 +87,11 @@ class ZkStore:
         self._watches: set[_Watch] = set()
         self._session_listeners: list[Callable[[SessionState], None]] = []
         self._last_session: int | None = None
+        self._disconnected = False  # since the last CONNECTED: watches must be re-armed
         self._pending_reads = 0  # watch reads started and not yet handled on the loop
         self.requests = {"read": 0, "write": 0, "multi": 0}  # ZooKeeper round trips, by kind
         self._quiet_listeners: list[Callable[[], None]] = []
+        self._connected_event: asyncio.Event | None = None  # set while connected (see wait_connected)
         self._client.add_listener(self._on_state)
 
     # --- life cycle ----------------------------------------------------------
@@ -146,11 +148,34 @@ class ZkStore:
                   KazooState.LOST: SessionState.LOST}[state]
         self._loop.call_soon_threadsafe(self._session_changed, mapped)
 
+    async def wait_connected(self, timeout_s: float) -> bool:
+        """Wait until kazoo is connected (to the old session or a new one); False at the deadline."""
+        if self._connected_event is None:
+            self._connected_event = asyncio.Event()
+        if self._client.connected:
+            return True
+        try:
+            await asyncio.wait_for(self._connected_event.wait(), timeout_s)
+        except asyncio.TimeoutError:
+            return False
+        return self._client.connected
+
     def _session_changed(self, state: SessionState) -> None:
-        if state is SessionState.CONNECTED and self.session_id != self._last_session:
+        if self._connected_event is not None:
+            if state is SessionState.CONNECTED:
+                self._connected_event.set()
+            else:
+                self._connected_event.clear()
+        if state is SessionState.CONNECTED and (self.session_id != self._last_session or self._disconnected):
+            # A new session holds no watches of ours. Neither does the same session after a
+            # reconnect: kazoo (2.11) never sends ZooKeeper's SetWatches, so the server forgot
+            # every watch of the old connection (a ZooKeeper restart, a network blip) and no
+            # event would ever come again. Re-read everything, which also catches up on what
+            # changed while we were away.
             self._last_session = self.session_id
-            for watch in list(self._watches):  # a new session holds no watches of ours
+            for watch in list(self._watches):
                 watch.arm()
+        self._disconnected = state is not SessionState.CONNECTED
         for listener in list(self._session_listeners):
             listener(state)
 
