@@ -3,6 +3,7 @@ watches a cluster's znodes from outside while brokers are killed, paused and cut
 
 import asyncio
 import json
+import threading
 
 import structlog
 
@@ -13,16 +14,18 @@ class ZkWatcher:
     """A synchronous ZooKeeper reader inside one cluster's chroot (host:port/chroot).
 
     One session for the whole test, so polling every 10 ms costs a round trip, not a
-    new session (tests.harness.Cluster.zk_get opens one per read). It runs zkstore's
-    coroutines on a private event loop."""
+    new session (tests.harness.Cluster.zk_get opens one per read). zkstore's coroutines run
+    on a private event loop in its own thread, so any test thread may call it."""
 
     def __init__(self, connect: str, timeout_s: float = 10):
         self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="zk-watcher", daemon=True)
+        self._thread.start()
         self._store = ZkStore(connect, 10000, structlog.get_logger())
-        self._run(self._store.start(timeout_s))
+        self._run(self._store.start(timeout_s), timeout_s + 5)
 
-    def _run(self, coro):
-        return self._loop.run_until_complete(coro)
+    def _run(self, coro, timeout_s: float = 15):
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout_s)
 
     def exists(self, path: str) -> bool:
         return self.stat(path) is not None
@@ -43,4 +46,6 @@ class ZkWatcher:
 
     def close(self) -> None:
         self._run(self._store.stop())
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(5)
         self._loop.close()
