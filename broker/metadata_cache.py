@@ -4,10 +4,10 @@ Every broker keeps one. Readers get plain data; interested parties (the
 purgatory, later) subscribe to change events instead of polling.
 """
 
-import asyncio
 from typing import Any, Callable
 
 from zkstore import Stat, ZkStore
+from zkstore.watch_set import WatchSet
 from zkstore import paths as zp
 
 BROKER_CONFIGS = "/config/brokers"  # dynamic broker configs: one child per broker id, and <default>
@@ -32,9 +32,7 @@ class MetadataCache:
         self.applied_version = -1  # newest version whose changes this cache has all applied
         self._barrier_version = -1
         self.applied_by_broker: dict[int, int] = {}  # what every broker published
-        self._watches: dict[str, Any] = {}
-        self._unsynced: set[str] = set()
-        self._synced = asyncio.Event()
+        self._watches = WatchSet(zk)
         self._listeners: list[Callable[[tuple], None]] = []
 
     # --- life cycle ----------------------------------------------------------
@@ -54,12 +52,10 @@ class MetadataCache:
 
     async def wait_synced(self, timeout_s: float) -> None:
         """Until every watch has delivered its first answer (brokers, topics, partitions...)."""
-        await asyncio.wait_for(self._synced.wait(), timeout_s)
+        await self._watches.wait_synced(timeout_s)
 
     def stop(self) -> None:
-        for watch in self._watches.values():
-            watch.cancel()
-        self._watches.clear()
+        self._watches.cancel_all()
 
     def subscribe(self, listener: Callable[[tuple], None]) -> Callable[[], None]:
         """`listener(event)` for every change; returns the unsubscribe function."""
@@ -81,27 +77,10 @@ class MetadataCache:
     # --- watch plumbing -------------------------------------------------------
 
     def _watch(self, kind: str, path: str, callback: Callable[[Any], None]) -> None:
-        if path in self._watches:
-            return
-        self._unsynced.add(path)
-
-        def first_then_callback(value: Any) -> None:
-            callback(value)
-            if path in self._unsynced:
-                self._unsynced.discard(path)
-                if not self._unsynced:
-                    self._synced.set()
-
-        add = self._zk.watch_data if kind == "data" else self._zk.watch_children
-        self._watches[path] = add(path, first_then_callback)
+        self._watches.add(kind, path, callback)
 
     def _unwatch(self, path: str) -> None:
-        watch = self._watches.pop(path, None)
-        if watch is not None:
-            watch.cancel()
-        self._unsynced.discard(path)
-        if not self._unsynced:
-            self._synced.set()
+        self._watches.remove(path)
 
     def _emit(self, event: tuple) -> None:
         for listener in list(self._listeners):

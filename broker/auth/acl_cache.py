@@ -12,6 +12,7 @@ from controller.acl_model import (RESOURCE_TYPES, WILDCARD_RESOURCE, AccessContr
                                   AclBindingFilter, PatternType, ResourcePattern, ResourceType, kafka_order)
 from controller.acl_znodes import STORES, decode_acls, resource_path, type_path
 from zkstore import Stat, ZkStore
+from zkstore.watch_set import WatchSet
 
 Entries = tuple[AccessControlEntry, ...]
 
@@ -23,9 +24,7 @@ class AclCache:
         # (pattern type, resource type) -> resource name -> its entries (never empty)
         self._by_type: dict[tuple[PatternType, ResourceType], dict[str, Entries]] = {
             (p, t): {} for p in STORES for t in RESOURCE_TYPES}
-        self._watches: dict[str, Any] = {}
-        self._unsynced: set[str] = set()
-        self._synced = asyncio.Event()
+        self._watches = WatchSet(zk)
         self._waiters: set[asyncio.Event] = set()
 
     # --- life cycle ----------------------------------------------------------
@@ -37,12 +36,10 @@ class AclCache:
                             lambda v, p=pattern_type, t=resource_type: self._on_names(p, t, v))
 
     async def wait_synced(self, timeout_s: float) -> None:
-        await asyncio.wait_for(self._synced.wait(), timeout_s)
+        await self._watches.wait_synced(timeout_s)
 
     def stop(self) -> None:
-        for watch in self._watches.values():
-            watch.cancel()
-        self._watches.clear()
+        self._watches.cancel_all()
         for waiter in self._waiters:
             waiter.set()
 
@@ -106,31 +103,14 @@ class AclCache:
     # --- watches ---------------------------------------------------------------
 
     def _watch(self, kind: str, path: str, callback: Callable[[Any], None]) -> None:
-        if path in self._watches:
-            return
-        self._unsynced.add(path)
-
-        def first_then_callback(value: Any) -> None:
-            callback(value)
-            self._settled(path)
-
-        add = self._zk.watch_data if kind == "data" else self._zk.watch_children
-        self._watches[path] = add(path, first_then_callback)
-
-    def _settled(self, path: str) -> None:
-        self._unsynced.discard(path)
-        if not self._unsynced:
-            self._synced.set()
+        self._watches.add(kind, path, callback)
 
     def _on_names(self, pattern_type: PatternType, resource_type: ResourceType, children: list[str] | None) -> None:
         names = set(children or ())
         held = self._by_type[(pattern_type, resource_type)]
         for gone in [n for n in self._watched_names(pattern_type, resource_type) if n not in names]:
             path = resource_path(ResourcePattern(resource_type, gone, pattern_type))
-            watch = self._watches.pop(path, None)
-            if watch is not None:
-                watch.cancel()
-            self._settled(path)
+            self._watches.remove(path)
             if held.pop(gone, None) is not None:
                 self._changed()
         for name in names:
@@ -139,7 +119,7 @@ class AclCache:
 
     def _watched_names(self, pattern_type: PatternType, resource_type: ResourceType) -> list[str]:
         prefix = type_path(pattern_type, resource_type) + "/"
-        return [path[len(prefix):] for path in self._watches if path.startswith(prefix)]
+        return [path[len(prefix):] for path in self._watches.paths(prefix)]
 
     def _on_resource(self, pattern: ResourcePattern, value: tuple[bytes, Stat] | None) -> None:
         held = self._by_type[(pattern.pattern_type, pattern.resource_type)]

@@ -5,11 +5,11 @@ that announce nothing. Only runs with a secret key: each broker computes the HMA
 the SCRAM credentials of a token (its base64 HMAC as password, 4096 iterations, a random salt)
 when first asked, as Kafka's prepareScramCredentials does."""
 
-import asyncio
 from typing import Any
 
 from controller.tokens import TOKEN_CHANGES, TOKENS, TokenInfo, TokenSettings, b64, create_hmac, from_json, token_path
 from zkstore import ZkStore
+from zkstore.watch_set import WatchSet
 
 from .scram import MECHANISMS, MIN_ITERATIONS, ScramCredential, new_credential
 
@@ -23,9 +23,7 @@ class TokenCache:
         self._hmacs: dict[str, str] = {}  # token id -> base64 HMAC
         self._by_hmac: dict[str, str] = {}  # base64 HMAC -> token id
         self._credentials: dict[tuple[str, str], ScramCredential] = {}
-        self._watches: dict[str, Any] = {}
-        self._unsynced: set[str] = set()
-        self._synced = asyncio.Event()
+        self._watches = WatchSet(zk)
 
     @property
     def enabled(self) -> bool:
@@ -38,12 +36,10 @@ class TokenCache:
         for path in (TOKENS, TOKEN_CHANGES):
             await self._zk.ensure_path(path)
         self._watch("children", TOKENS, self._on_ids)
-        await asyncio.wait_for(self._synced.wait(), timeout_s)
+        await self._watches.wait_synced(timeout_s)
 
     def stop(self) -> None:
-        for watch in self._watches.values():
-            watch.cancel()
-        self._watches.clear()
+        self._watches.cancel_all()
 
     # --- queries -------------------------------------------------------------------------------
 
@@ -87,28 +83,13 @@ class TokenCache:
     # --- watches ---------------------------------------------------------------------------------
 
     def _watch(self, kind: str, path: str, callback) -> None:
-        if path in self._watches:
-            return
-        self._unsynced.add(path)
-
-        def first_then_callback(value: Any) -> None:
-            callback(value)
-            self._settled(path)
-
-        add = self._zk.watch_data if kind == "data" else self._zk.watch_children
-        self._watches[path] = add(path, first_then_callback)
-
-    def _settled(self, path: str) -> None:
-        self._unsynced.discard(path)
-        if not self._unsynced:
-            self._synced.set()
+        self._watches.add(kind, path, callback)
 
     def _on_ids(self, children: list[str] | None) -> None:
         ids = set(children or ())
-        for gone in [p[len(TOKENS) + 1:] for p in self._watches if p.startswith(TOKENS + "/")]:
+        for gone in [p[len(TOKENS) + 1:] for p in self._watches.paths(TOKENS + "/")]:
             if gone not in ids:
-                self._watches.pop(token_path(gone)).cancel()
-                self._settled(token_path(gone))
+                self._watches.remove(token_path(gone))
                 self.remove(gone)
         for token_id in ids:
             self._watch("data", token_path(token_id), lambda v, t=token_id: self._on_token(t, v))
