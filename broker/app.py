@@ -118,7 +118,7 @@ class Broker:
 
     def _on_session(self, state: SessionState) -> None:
         self.metrics.set_zk_state(state.value)
-        if state is SessionState.LOST:
+        if state is SessionState.LOST and not self._stopped.is_set():  # our own close also reports LOST
             self.log.warning("zookeeper session expired")
         elif state is SessionState.CONNECTED:
             self._spawn(self._reregister(), "re-register")
