@@ -13,7 +13,7 @@ from broker.protocol.build import build
 from broker.protocol.client import KafkaConnection
 from broker.protocol.codec import request_schema
 
-from .common import delta, local_cluster, zk_requests
+from .common import controller_of, delta, local_cluster, zk_requests
 
 
 def create_request(names: list[str], partitions: int, replication: int, timeout_ms: int = 60000):
@@ -23,18 +23,8 @@ def create_request(names: list[str], partitions: int, replication: int, timeout_
         "timeout": timeout_ms, "validate_only": False})
 
 
-async def controller_of(ports: dict[int, int]) -> int:
-    conn = await KafkaConnection.open("127.0.0.1", ports[1], 10)
-    try:
-        md = await conn.send(build(request_schema(3, 12), {"topics": [], "allow_auto_topic_creation": False,
-                                                           "include_topic_authorized_operations": False}), 10)
-        return md.controller_id
-    finally:
-        await conn.close()
-
-
 async def run(topics: int, singles: int, ports: dict[int, int], metrics: dict[int, int]) -> None:
-    controller = await controller_of(ports)
+    controller = await controller_of(ports[1])
     conn = await KafkaConnection.open("127.0.0.1", ports[controller], 10)
     prefix = uuid.uuid4().hex[:6]
     try:

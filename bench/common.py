@@ -7,6 +7,9 @@ import tempfile
 import urllib.request
 from pathlib import Path
 
+from broker.protocol.build import build
+from broker.protocol.client import KafkaConnection
+from broker.protocol.codec import request_schema
 from fauxka import launcher
 
 
@@ -46,3 +49,14 @@ def zk_requests(metrics_port: int) -> dict[str, float]:
 
 def delta(after: dict[str, float], before: dict[str, float]) -> dict[str, int]:
     return {k: int(after[k] - before.get(k, 0)) for k in after}
+
+
+async def controller_of(port: int) -> int:
+    """The controller id a broker's Metadata names (the benchmarks run advertised.controller=active)."""
+    conn = await KafkaConnection.open("127.0.0.1", port, 10)
+    try:
+        md = await conn.send(build(request_schema(3, 12), {"topics": [], "allow_auto_topic_creation": False,
+                                                           "include_topic_authorized_operations": False}), 10)
+        return md.controller_id
+    finally:
+        await conn.close()

@@ -14,7 +14,7 @@ from broker.protocol.build import build
 from broker.protocol.client import KafkaConnection
 from broker.protocol.codec import request_schema
 
-from .common import local_cluster
+from .common import controller_of, local_cluster
 
 
 def validate_only_create(index: int):
@@ -22,16 +22,6 @@ def validate_only_create(index: int):
         "topics": [{"name": f"bench-{index}", "num_partitions": 1, "replication_factor": 1,
                     "assignments": [], "configs": []}],
         "timeout": 5000, "validate_only": True})
-
-
-async def controller_of(port: int) -> int:
-    conn = await KafkaConnection.open("127.0.0.1", port, 10)
-    try:
-        md = await conn.send(build(request_schema(3, 12), {"topics": [], "allow_auto_topic_creation": False,
-                                                           "include_topic_authorized_operations": False}), 10)
-        return md.controller_id
-    finally:
-        await conn.close()
 
 
 async def latencies(port: int, clients: int, requests: int) -> list[float]:

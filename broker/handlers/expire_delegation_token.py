@@ -4,21 +4,14 @@ period removes the token at once."""
 
 from controller import tokens
 
-from .admin_common import NOT_CONTROLLER, admin, caller
-from .renew_delegation_token import response
-from .token_common import allow_token_requests, millis
+from .token_common import change_expiry, refuse_unless_allowed
 
 _KEY = 40
 
 
 def precheck(ctx, body):
-    return None if allow_token_requests(ctx) else response(_KEY, ctx.version, tokens.REQUEST_NOT_ALLOWED)
+    return refuse_unless_allowed(ctx, _KEY)
 
 
 async def handle(ctx, request):
-    controller = admin(ctx)
-    if controller is None:
-        return response(_KEY, ctx.version, NOT_CONTROLLER)
-    code, expiry = await tokens.expire(controller, ctx.broker.tokens, tokens.settings(ctx.config), ctx.principal,
-                                       bytes(request.hmac), millis(request.expiry_time_period), caller(ctx))
-    return response(_KEY, ctx.version, code, expiry)
+    return await change_expiry(ctx, request, _KEY, tokens.expire, request.expiry_time_period)

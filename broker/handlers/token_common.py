@@ -3,6 +3,12 @@ Their responses' timestamps are int64 milliseconds (broker.protocol.timestamps).
 
 import datetime
 
+from controller import tokens
+
+from ..protocol.build import build
+from ..protocol.codec import response_schema
+from .admin_common import NOT_CONTROLLER, admin, caller
+
 
 def allow_token_requests(ctx) -> bool:
     """Not over a token-authenticated connection, nor a PLAINTEXT one (fauxka has no SSL listeners).
@@ -21,3 +27,24 @@ def split(principal: str) -> tuple[str, str]:
     """KafkaPrincipal's (type, name) of `Type:Name`."""
     type_, _, name = principal.partition(":")
     return type_, name
+
+
+def expiry_response(key: int, version: int, code: int, expiry: int = tokens.ERROR_TIMESTAMP):
+    """Renew's and Expire's response: an error code and the new expiry timestamp."""
+    return build(response_schema(key, version), {"error_code": code, "expiry_timestamp": expiry,
+                                                 "throttle_time": 0})
+
+
+async def change_expiry(ctx, request, key: int, change, period) -> object:
+    """Renew or Expire (`change` is controller.tokens.renew or .expire) with the request's period."""
+    controller = admin(ctx)
+    if controller is None:
+        return expiry_response(key, ctx.version, NOT_CONTROLLER)
+    code, expiry = await change(controller, ctx.broker.tokens, tokens.settings(ctx.config), ctx.principal,
+                                bytes(request.hmac), millis(period), caller(ctx))
+    return expiry_response(key, ctx.version, code, expiry)
+
+
+def refuse_unless_allowed(ctx, key: int):
+    """The receiving broker's check before forwarding (precheck): no tokens over PLAINTEXT or tokens."""
+    return None if allow_token_requests(ctx) else expiry_response(key, ctx.version, tokens.REQUEST_NOT_ALLOWED)
