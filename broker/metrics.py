@@ -9,7 +9,7 @@ class BrokerMetrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
         r = self.registry
-        self.requests = Counter("fauxka_requests", "Requests answered, by api, version and top-level error",
+        self.requests = Counter("fauxka_requests", "Requests answered, by api, version and top-level error ('forwarded' when the controller answered)",
                                 ["api", "version", "error"], registry=r)
         self.request_seconds = Histogram("fauxka_request_seconds", "Request handling time",
                                          ["api", "version"], registry=r,

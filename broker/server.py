@@ -111,12 +111,11 @@ class Server:
         ctx = RequestContext(self._broker, request, conn.endpoint.listener, conn.principal, conn.peer_host, log,
                              connection=conn)
         response = await dispatch(ctx)
-        if isinstance(response, bytes):  # already encoded (a forwarded response passed through)
-            return with_size_prefix(response)
-        error = int(getattr(response, "error_code", 0))
+        forwarded = isinstance(response, bytes)  # the controller's answer, passed through as it came
+        error = "forwarded" if forwarded else str(int(getattr(response, "error_code", 0)))
         elapsed = time.perf_counter() - started
         metrics = self._broker.metrics
-        metrics.requests.labels(api.name, str(version), str(error)).inc()
+        metrics.requests.labels(api.name, str(version), error).inc()
         metrics.request_seconds.labels(api.name, str(version)).observe(elapsed)
         log.debug("request", principal=ctx.principal, error=error, latency_ms=round(elapsed * 1000, 3))
-        return encode_response(correlation_id, response)
+        return with_size_prefix(response) if forwarded else encode_response(correlation_id, response)

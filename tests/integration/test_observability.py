@@ -30,3 +30,11 @@ def test_log_lines_are_json_with_the_broker_id(cluster):
     events = [json.loads(line) for line in lines if line.startswith("{\"broker_id")]
     assert any(e["event"] == "broker started" for e in events)
     assert all(e["broker_id"] == 1 for e in events)
+
+
+def test_forwarded_requests_are_counted_on_the_receiving_broker(cluster):
+    from tests.admin_helpers import create_topics, topic_spec, unique
+
+    other = next(b for b in cluster.brokers if b != cluster.controller_id())
+    create_topics(cluster.address_of(other), [topic_spec(unique(), 1, 1)])
+    assert 'fauxka_requests_total{api="create_topics",error="forwarded",version="7"}' in scrape(cluster.brokers[other])
