@@ -61,8 +61,8 @@ def main() -> None:
     parser.add_argument("--topics", type=int, default=1000)
     parser.add_argument("--singles", type=int, default=100)
     args = parser.parse_args()
-    with local_cluster(3) as (ports, metrics):
-        asyncio.run(run(args.topics, args.singles, ports, metrics))
+    with local_cluster(3) as cluster:
+        asyncio.run(run(args.topics, args.singles, cluster.ports, cluster.metrics))
 
 
 if __name__ == "__main__":

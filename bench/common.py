@@ -1,6 +1,8 @@
 """Shared by the benchmarks: a throw-away local cluster and a few measurements."""
 
 import contextlib
+import dataclasses
+import json
 import re
 import socket
 import tempfile
@@ -19,21 +21,40 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+@dataclasses.dataclass(frozen=True)
+class LocalCluster:
+    ports: dict[int, int]  # broker id -> Kafka port
+    metrics: dict[int, int]  # broker id -> /metrics port
+    data_dir: Path
+
+    def pids(self) -> dict[int, int]:
+        state = json.loads((self.data_dir / launcher.STATE_FILE).read_text())
+        return {b["id"]: b["pid"] for b in state["brokers"]}
+
+    def rss_mb(self) -> dict[int, float]:
+        """Each broker process's resident memory (VmRSS), in MB."""
+        out = {}
+        for broker_id, pid in self.pids().items():
+            status = Path(f"/proc/{pid}/status").read_text()
+            out[broker_id] = int(re.search(r"^VmRSS:\s+(\d+) kB", status, re.M).group(1)) / 1024
+        return out
+
+
 @contextlib.contextmanager
-def local_cluster(brokers: int = 3, overrides: tuple[str, ...] = ()):
-    """Start ZooKeeper + brokers with `fauxka up --detach`; yields (bootstrap ports, metrics ports)."""
+def local_cluster(brokers: int = 3, overrides: tuple[str, ...] = (), zookeeper: str | None = None):
+    """Start (ZooKeeper unless given and) brokers with `fauxka up --detach`; yields a LocalCluster."""
     with tempfile.TemporaryDirectory(prefix="fauxka-bench-") as tmp:
         data_dir = Path(tmp)
         base, metrics_base = free_port(), free_port()
-        opts = launcher.UpOptions(brokers=brokers, zookeeper_port=free_port(), data_dir=data_dir,
+        opts = launcher.UpOptions(brokers=brokers, zookeeper=zookeeper, zookeeper_port=free_port(), data_dir=data_dir,
                                   base_port=base, metrics_base_port=metrics_base, overrides=overrides,
                                   detach=True, timeout_s=60)
         with contextlib.redirect_stdout(None):
             if launcher.up(opts) != 0:
                 raise RuntimeError(f"fauxka up failed; logs in {data_dir}")
         try:
-            yield ({i: base + i - 1 for i in range(1, brokers + 1)},
-                   {i: metrics_base + i for i in range(1, brokers + 1)})
+            yield LocalCluster({i: base + i - 1 for i in range(1, brokers + 1)},
+                               {i: metrics_base + i for i in range(1, brokers + 1)}, data_dir)
         finally:
             with contextlib.redirect_stdout(None):
                 launcher.down(data_dir)

@@ -72,8 +72,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=640)
     args = parser.parse_args()
-    with local_cluster(3) as (ports, _metrics):
-        asyncio.run(run(ports, args.requests))
+    with local_cluster(3) as cluster:
+        asyncio.run(run(cluster.ports, args.requests))
 
 
 if __name__ == "__main__":
