@@ -243,9 +243,7 @@ async def _alter_broker(admin, change: ResourceChange, validate_only: bool, incr
     admin.check_broker_policy(change.name, {op.name: op.value for op in change.ops})
     if validate_only:
         return False
-    await _write(admin, "brokers", entity, props)
-    await admin.purgatory.wait({entity}, lambda keys: keys if cache.broker_configs.get(entity) == props else set(),
-                               CACHE_WAIT_S)
+    await _write(admin, "brokers", entity, props, shown=lambda: cache.broker_configs.get(entity))
     return True
 
 
@@ -275,14 +273,13 @@ async def _alter_topic(admin, change: ResourceChange, validate_only: bool, incre
                        requested_configs={op.name: op.value for op in change.ops})
     if validate_only:
         return False
-    await _write(admin, "topics", topic, props)
-    await admin.purgatory.wait({topic}, lambda keys: keys if cache.topic_configs.get(topic) == props else set(),
-                               CACHE_WAIT_S)
+    await _write(admin, "topics", topic, props, shown=lambda: cache.topic_configs.get(topic))
     return True
 
 
-async def _write(admin, entity_type: str, entity: str, config: dict[str, str]) -> None:
-    """AdminZkClient.changeEntityConfig: set (or create) the config znode, then the change notification."""
+async def _write(admin, entity_type: str, entity: str, config: dict[str, str], shown: Callable[[], Any]) -> None:
+    """AdminZkClient.changeEntityConfig: set (or create) the config znode, then the change notification;
+    then wait (bounded) until the controller's cache, as `shown()` reads it, has the new config."""
     path = zp.entity_config_path(entity_type, entity)
     data = zp.encode_entity_config(config)
     notification = Op.create(zp.CONFIG_CHANGE_PREFIX, zp.encode_config_change(f"{entity_type}/{entity}"),
@@ -290,6 +287,7 @@ async def _write(admin, entity_type: str, entity: str, config: dict[str, str]) -
     for first in (Op.set(path, data), Op.create(path, data), Op.set(path, data)):
         try:
             await admin.writer.write([first, notification])
+            await admin.purgatory.wait({entity}, lambda keys: keys if shown() == config else set(), CACHE_WAIT_S)
             return
         except MultiFailed as failed:
             if failed.index == 0 and isinstance(failed.cause, (NoNode, NodeExists)):
