@@ -81,6 +81,9 @@ def up(opts: UpOptions) -> int:
         print(f"fauxka up failed: {exc} (logs in {data_dir})", file=sys.stderr)
         _stop(state)
         return 1
+    except BaseException:  # Ctrl-C or a bug while starting: leave no process behind
+        _stop(state)
+        raise
     bootstrap = ",".join(f"{h}:{p}" for h, p in addresses)
     _say(f"ready in {time.monotonic() - started:.2f}s: {len(ids)} brokers, controller {view.controller_id}, "
          f"cluster id {view.cluster_id}")
