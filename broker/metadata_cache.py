@@ -168,7 +168,8 @@ class MetadataCache:
             self._drop_topic(gone)
         for name in names - set(self.topics):
             self._watch("data", zp.topic_path(name), lambda v, t=name: self._on_topic(t, v))
-            self._watch("data", zp.entity_config_path("topics", name), lambda v, t=name: self._on_topic_config(t, v))
+            self._watch("data", zp.entity_config_path("topics", name),
+                        lambda v, t=name: self._on_entity_config(self.topic_configs, "topic_config", t, v))
 
     def _drop_topic(self, topic: str) -> None:
         assignment = self.topics.pop(topic, None)
@@ -196,13 +197,15 @@ class MetadataCache:
                         lambda v, t=topic, p=partition: self._on_partition_state(t, p, v))
         self._emit(("topic", topic))
 
-    def _on_topic_config(self, topic: str, value: tuple[bytes, Stat] | None) -> None:
+    def _on_entity_config(self, store: dict[str, dict[str, str]], event: str, name: str,
+                          value: tuple[bytes, Stat] | None) -> None:
+        """A /config/topics/<t> or /config/brokers/<b> znode: its overrides into `store`, then `event`."""
         try:
-            self.topic_configs[topic] = zp.decode_entity_config(value[0]) if value else {}
+            store[name] = zp.decode_entity_config(value[0]) if value else {}
         except (ValueError, KeyError) as exc:
-            self._log.error("bad topic config znode", topic=topic, error=repr(exc))
+            self._log.error("bad config znode", kind=event, entity=name, error=repr(exc))
             return
-        self._emit(("topic_config", topic))
+        self._emit((event, name))
 
     def _on_partition_state(self, topic: str, partition: int, value: tuple[bytes, Stat] | None) -> None:
         if value is None:
@@ -229,15 +232,7 @@ class MetadataCache:
             self._emit(("broker_config", gone))
         for name in names:
             self._watch("data", zp.entity_config_path("brokers", name),
-                        lambda v, n=name: self._on_broker_config(n, v))
-
-    def _on_broker_config(self, name: str, value: tuple[bytes, Stat] | None) -> None:
-        try:
-            self.broker_configs[name] = zp.decode_entity_config(value[0]) if value else {}
-        except (ValueError, KeyError) as exc:
-            self._log.error("bad broker config znode", entity=name, error=repr(exc))
-            return
-        self._emit(("broker_config", name))
+                        lambda v, n=name: self._on_entity_config(self.broker_configs, "broker_config", n, v))
 
     # --- user configs (SCRAM credentials; quotas are read from ZooKeeper when described) ---------
 
