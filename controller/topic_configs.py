@@ -12,6 +12,7 @@ The table of configs is in `controller.topic_config_catalogue`.
 from __future__ import annotations
 
 import decimal
+import functools
 import math
 import re
 from dataclasses import dataclass, field
@@ -219,6 +220,12 @@ def _parse_valid(d: TopicConfigDef, raw: str) -> Any:
 def validate_topic_configs(configs: Mapping[str, str]) -> None:
     """LogConfig.validate (3.4): names first, then every value in definition order (absent ones take
     their defaults), then min.compaction.lag.ms <= max.compaction.lag.ms. Values must not be None."""
+    _validate_frozen(tuple(configs.items()))
+
+
+@functools.lru_cache(maxsize=256)  # a pure function, asked the same question on every request
+def _validate_frozen(items: tuple[tuple[str, str], ...]) -> None:
+    configs = dict(items)
     for name in configs:
         if name not in TOPIC_CONFIGS:
             raise ConfigValidationError(f"Unknown topic config name: {name}", config_exception=False)
@@ -316,6 +323,19 @@ def effective_topic_configs(
     server.properties configs. Order: the catalogue's, then unknown override names (Kafka's order is
     a hash map's). Internal configs appear only when overridden. Raises ConfigValidationError where
     building Kafka's LogConfig throws (a bad value, or local.retention.* beyond retention.*)."""
+    return list(_effective_frozen(tuple(overrides.items()), tuple(broker_dynamic.items()),
+                                  tuple(broker_dynamic_default.items()), tuple(broker_static.items()),
+                                  include_synonyms, include_documentation))
+
+
+# Pure, and asked the same question on every CreateTopics and DescribeConfigs: memoized on the
+# inputs' items (insertion order kept: unknown override names are reported in that order).
+# The entries are shared between callers, which only read them.
+@functools.lru_cache(maxsize=256)
+def _effective_frozen(overrides_items, dynamic_items, dynamic_default_items, static_items,
+                      include_synonyms: bool, include_documentation: bool) -> tuple[ConfigEntry, ...]:
+    overrides, broker_dynamic = dict(overrides_items), dict(dynamic_items)
+    broker_dynamic_default, broker_static = dict(dynamic_default_items), dict(static_items)
     props = _merge_broker_layers(broker_dynamic, broker_dynamic_default, broker_static)
     values = {
         d.name: _parse_valid(d, overrides[d.name]) if d.name in overrides else _from_broker(d, props)
@@ -357,4 +377,4 @@ def effective_topic_configs(
             synonyms = [ConfigSynonym(name, None, ConfigSource.DYNAMIC_TOPIC_CONFIG)] if include_synonyms else []
             entries.append(ConfigEntry(name, None, ConfigSource.DYNAMIC_TOPIC_CONFIG, False, True,
                                        ConfigType.UNKNOWN, None, synonyms))
-    return entries
+    return tuple(entries)

@@ -1,16 +1,18 @@
 """CreateTopics v2-v7: translate to controller.admin and back."""
 
+import functools
 from collections import Counter
 
 from controller.acl_model import CLUSTER_NAME
 from controller.topics import NewTopic
 from controller.topic_configs import effective_topic_configs
 
-from ..protocol.build import build
+from ..protocol.build import build, entity_class
 from ..protocol.codec import response_schema
 from .admin_common import NOT_CONTROLLER, ZERO_UUID, admin, audit_denied, caller, dynamic_broker_layers, timeout_ms
 
 _KEY = 19
+_FIRST_WITH_CONFIGS = 5  # v5 added the topic's configs, counts and config error code to the response
 TOPIC_AUTHORIZATION_FAILED = 29
 AUTHORIZATION_FAILED = "Authorization failed."
 
@@ -67,7 +69,7 @@ def _result(name: str, code: int, message: str | None) -> dict:
 def _outcome(ctx, outcome, validate_only: bool, described: bool) -> dict:
     result = _result(outcome.name, outcome.error_code, outcome.error_message)
     plan = outcome.plan
-    if outcome.error_code == 0 and plan is not None and described:
+    if outcome.error_code == 0 and plan is not None and described and ctx.version >= _FIRST_WITH_CONFIGS:
         dynamic, dynamic_default = dynamic_broker_layers(ctx)
         entries = effective_topic_configs(plan.configs, dynamic, dynamic_default, ctx.config.originals,
                                           include_synonyms=False)
@@ -75,7 +77,14 @@ def _outcome(ctx, outcome, validate_only: bool, described: bool) -> dict:
             topic_id=ZERO_UUID if validate_only else plan.topic_id,
             num_partitions=len(plan.assignment),
             replication_factor=plan.replication_factor,
-            configs=[{"name": e.name, "value": e.value, "read_only": e.read_only, "config_source": e.source,
-                      "is_sensitive": e.sensitive} for e in entries],
+            configs=[_config_entity(ctx.version, e.name, e.value, e.read_only, e.source, e.sensitive)
+                     for e in entries],
         )
     return result
+
+
+@functools.lru_cache(maxsize=4096)  # kio entities are immutable; most topics report the same ~35 entries
+def _config_entity(version: int, name: str, value: str | None, read_only: bool, source: int, sensitive: bool):
+    cls = entity_class(response_schema(_KEY, version), "topics", "configs")
+    return build(cls, {"name": name, "value": value, "read_only": read_only, "config_source": source,
+                       "is_sensitive": sensitive})

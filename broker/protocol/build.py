@@ -74,5 +74,34 @@ def build(cls: type, values: Mapping[str, Any]) -> Any:
     return cls(**kwargs)
 
 
+def entity_class(cls: type, *path: str) -> type:
+    """The entity class of a nested field, e.g. entity_class(CreateTopicsResponse, "topics", "configs")."""
+    for name in path:
+        cls = next(sub for field, kind, sub in _plan(cls) if field == name and kind in ("entity", "entities"))
+    return cls
+
+
+def error_codes(entity: Any) -> set[int]:
+    """Every error_code anywhere in a response entity (Kafka's AbstractResponse.errorCounts)."""
+    codes: set[int] = set()
+    for name, kind, sub in _plan(type(entity)):
+        value = getattr(entity, name)
+        if name == "error_code":
+            codes.add(int(value))
+        elif kind == "entity" and value is not None and _may_hold_errors(sub):
+            codes |= error_codes(value)
+        elif kind == "entities" and value and _may_hold_errors(sub):
+            for item in value:
+                codes |= error_codes(item)
+    return codes
+
+
+@functools.cache
+def _may_hold_errors(cls: type) -> bool:
+    """Whether `cls` or an entity below it has an error_code (e.g. a topic's configs do not)."""
+    return any(name == "error_code" or (kind in ("entity", "entities") and _may_hold_errors(sub))
+               for name, kind, sub in _plan(cls))
+
+
 def field_names(cls: type) -> frozenset[str]:
     return frozenset(name for name, _, _ in _plan(cls))
