@@ -4,6 +4,7 @@ The handlers translate wire messages to and from the plain data used here;
 nothing in this module knows a socket or a byte of Kafka's protocol.
 """
 
+import collections
 import random
 import time
 from dataclasses import dataclass
@@ -72,7 +73,7 @@ class AdminController:
         return ClusterView(
             # Kafka hands CreateTopics its live brokers in its metadata cache's (hash) order
             brokers=[BrokerMeta(b, cache.brokers[b].rack) for b in metadata_cache_broker_order(list(cache.brokers))],
-            topics=set(cache.topics), deleting=set(cache.deleting),
+            topics=collections.ChainMap({}, cache.topics), deleting=frozenset(cache.deleting),  # no copy of every name
             default_partitions=self.config["num.partitions"],
             default_replication_factor=self.config["default.replication.factor"],
             broker_layers=self.broker_layers(),
@@ -199,7 +200,7 @@ class AdminController:
                 outcome.error_code, outcome.error_message = exc.code, exc.message
                 continue
             if not validate_only:
-                view.topics.add(topic.name)  # later topics of this request see it, as in Kafka
+                view.topics[topic.name] = None  # later topics of this request see it, as in Kafka
         planned = [o.plan for o in by_name.values() if o.plan is not None]
         if not validate_only and planned:
             await self._write_topics(planned, by_name)

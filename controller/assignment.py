@@ -9,6 +9,7 @@ Error codes are what ApiError.fromThrowable makes of Kafka's exception. Messages
 Scala collection follow Scala 2.13 (the Kafka build everybody ships) iteration order.
 """
 
+import functools
 import random
 from dataclasses import dataclass
 from typing import Iterable, Sequence
@@ -123,7 +124,11 @@ def metadata_cache_broker_order(broker_ids: Iterable[int], previous_count: int |
     """Order of ZkMetadataCache.getAliveBrokers(), which CreateTopics passes to the assignment:
     a Scala LongMap sized after the previous snapshot's broker count (default: the same count),
     filled in the UpdateMetadata request's order. Broker 0 is kept apart and comes first."""
-    ids = list(dict.fromkeys(broker_ids))
+    return list(_broker_order(tuple(dict.fromkeys(broker_ids)), previous_count))
+
+
+@functools.lru_cache(maxsize=64)  # asked on every CreateTopics; the broker set rarely changes
+def _broker_order(ids: tuple[int, ...], previous_count: int | None) -> tuple[int, ...]:
     hint = len(ids) if previous_count is None else previous_count
     # new LongMap(hint): mask = next power of two above hint-1, minus one, at least 7 (Java's
     # `1 << 32` is 1, so hint 0 gives 7 too).
@@ -152,7 +157,7 @@ def metadata_cache_broker_order(broker_ids: Iterable[int], previous_count: int |
             for key2 in old:
                 if key2 is not None:
                     table[slot(key2, mask, table)] = key2
-    return ([0] if 0 in ids else []) + [k for k in table if k is not None]
+    return tuple(([0] if 0 in ids else []) + [k for k in table if k is not None])
 
 
 # --- CreateTopics: AdminZkClient.validateTopicCreate, manual assignments ----------------------

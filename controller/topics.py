@@ -6,6 +6,7 @@ Plain data in, plain data out: no sockets, no ZooKeeper.
 
 import random
 import uuid
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from zkstore import Op
@@ -26,7 +27,7 @@ class ClusterView:
     """What the rules may look at: the controller's metadata cache, flattened."""
 
     brokers: list[BrokerMeta]
-    topics: set[str]
+    topics: Collection[str]  # existing topics (and those planned earlier in the same request)
     deleting: set[str]
     default_partitions: int
     default_replication_factor: int
