@@ -9,6 +9,7 @@ client gets its api's own REQUEST_TIMED_OUT response.
 """
 
 import asyncio
+import functools
 import ipaddress
 import time
 from typing import TYPE_CHECKING, Any
@@ -30,6 +31,11 @@ NONE, NOT_CONTROLLER, UNSUPPORTED_VERSION, CLUSTER_AUTHORIZATION_FAILED = 0, 41,
 REQUEST_TIMED_OUT, UNKNOWN_SERVER_ERROR = 7, -1
 RETRY_BACKOFF_S = 0.1
 CLIENT_ID_PREFIX = "fauxka-forwarder-"  # the controller reads the forwarding broker's id from it
+
+
+@functools.lru_cache(maxsize=1024)
+def _packed(host: str) -> bytes:
+    return ipaddress.ip_address(host).packed
 
 
 class ForwardingManager:
@@ -59,7 +65,7 @@ class ForwardingManager:
         envelope = build(request_schema(58, 0), {
             "request_data": request.frame,
             "request_principal": serialize_principal(ctx.principal),
-            "client_host_address": ipaddress.ip_address(ctx.client_host).packed,
+            "client_host_address": _packed(ctx.client_host),
         })
         metrics.forwarded.labels(request.api.name).inc()
         metrics.forwarding_pending.inc()

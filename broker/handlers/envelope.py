@@ -1,14 +1,14 @@
 """EnvelopeRequest v0 on the controller (KIP-590): checks in Kafka's order, then the
 inner request runs as the forwarded client, and its response goes back inside."""
 
-import dataclasses
+import functools
 import ipaddress
 
 from ..context import RequestContext
 from ..dispatch import dispatch
 from ..forwarding import CLIENT_ID_PREFIX
 from ..protocol import api_table
-from ..protocol.build import build
+from ..protocol.build import build, error_codes
 from ..protocol.codec import RequestParseError, decode_request, encode_response, peek, response_schema, strip_size_prefix
 from ..protocol.principal import PrincipalDeserializationError, deserialize_principal
 
@@ -36,7 +36,7 @@ async def handle(ctx, request):
     except RequestParseError:  # the inner request is one Kafka refuses to answer: the forwarder closes its client
         metrics.labels(str(forwarder), inner_ctx.request.api.name, str(UNSUPPORTED_VERSION)).inc()
         return _response(None, UNSUPPORTED_VERSION)
-    if not isinstance(response, bytes) and NOT_CONTROLLER in _error_codes(response):
+    if not isinstance(response, bytes) and NOT_CONTROLLER in error_codes(response):
         metrics.labels(str(forwarder), inner_ctx.request.api.name, str(NOT_CONTROLLER)).inc()
         return _response(None, NOT_CONTROLLER)  # the forwarder retries with the new controller
     data = response if isinstance(response, bytes) else strip_size_prefix(
@@ -69,8 +69,13 @@ def _inner_context(ctx, request, forwarder: int) -> RequestContext:
     if len(address) not in (4, 16):
         raise _Refused(INVALID_REQUEST)
     log = ctx.log.bind(api=api.name, version=version, forwarded_by=forwarder, principal=principal)
-    return RequestContext(ctx.broker, inner, ctx.listener, principal, str(ipaddress.ip_address(address)), log,
+    return RequestContext(ctx.broker, inner, ctx.listener, principal, _host(address), log,
                           forwarded_by=forwarder, connection=ctx.connection)
+
+
+@functools.lru_cache(maxsize=1024)
+def _host(address: bytes) -> str:
+    return str(ipaddress.ip_address(address))
 
 
 def _forwarding_broker(client_id: str | None) -> int:
@@ -84,19 +89,3 @@ def _forwarding_broker(client_id: str | None) -> int:
 
 def _response(data: bytes | None, code: int):
     return build(response_schema(58, 0), {"response_data": data, "error_code": code})
-
-
-def _error_codes(entity) -> set[int]:
-    """Every error_code anywhere in a response entity (Kafka's AbstractResponse.errorCounts)."""
-    codes: set[int] = set()
-    for field in dataclasses.fields(entity):
-        value = getattr(entity, field.name)
-        if field.name == "error_code":
-            codes.add(int(value))
-        elif dataclasses.is_dataclass(value):
-            codes |= _error_codes(value)
-        elif isinstance(value, tuple):
-            for item in value:
-                if dataclasses.is_dataclass(item):
-                    codes |= _error_codes(item)
-    return codes

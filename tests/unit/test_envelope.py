@@ -2,9 +2,9 @@ import ipaddress
 
 import pytest
 
-from broker.handlers.envelope import _error_codes, _forwarding_broker
+from broker.handlers.envelope import _forwarding_broker
 from broker.protocol import api_table
-from broker.protocol.build import build
+from broker.protocol.build import build, error_codes
 from broker.protocol.codec import decode_request, encode_request, peek, request_schema, response_schema
 from broker.protocol.principal import PrincipalDeserializationError, deserialize_principal, serialize_principal
 
@@ -43,4 +43,12 @@ def test_error_codes_are_found_anywhere_in_a_response():
          "num_partitions": 1, "replication_factor": 1, "configs": ()},
         {"name": "b", "topic_id": None, "error_code": 41, "error_message": None, "topic_config_error_code": 0,
          "num_partitions": -1, "replication_factor": -1, "configs": ()}]})
-    assert _error_codes(response) == {0, 41}
+    assert error_codes(response) == {0, 41}
+
+
+def test_error_codes_two_levels_down():
+    response = build(response_schema(31, 3), {"throttle_time": 0, "filter_results": [
+        {"error_code": 0, "error_message": None, "matching_acls": [
+            {"error_code": 41, "error_message": None, "resource_type": 2, "resource_name": "t",
+             "pattern_type": 3, "principal": "User:a", "host": "*", "operation": 2, "permission_type": 3}]}]})
+    assert error_codes(response) == {0, 41}
