@@ -75,7 +75,7 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
         _key("request.timeout.ms", "int", 30000, at_least(0), "Forwarding deadline to the controller."),
         _key("log.dirs", "list", None, doc="Data directories (fauxka keeps no logs there yet)."),
         _key("log.dir", "string", "/tmp/kafka-logs", doc="Used when log.dirs is not set."),
-        _key("audit.log.file", "string", None, doc="fauxka: the controller's audit trail (JSON lines) goes here too."),
+        _key("audit.log.file", "string", None, doc="fauxka: the controller's audit trail (JSON lines) goes here instead of the log."),
         _key("log.file", "string", None, doc="fauxka: JSON log lines go here instead of stderr."),
         _key("log.level", "string", "INFO",
              lambda v: None if v.upper() in ("DEBUG", "INFO", "WARNING", "ERROR") else "Must be DEBUG, INFO, WARNING or ERROR",
