@@ -110,6 +110,8 @@ class Broker:
     def _controller_changed(self, active: bool) -> None:
         self.metrics.controller_active.set(1 if active else 0)
         self.metrics.controller_epoch.set(self.election.epoch)
+        if not active:
+            self.cache.watch_owned()  # another controller may write the topics this one created
         if active:
             self._spawn(self.admin.resume_deletions(), "resume-deletions")
             if self.tokens.enabled:

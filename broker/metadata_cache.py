@@ -4,7 +4,7 @@ Every broker keeps one. Readers get plain data; interested parties (the
 purgatory, later) subscribe to change events instead of polling.
 """
 
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from zkstore import Stat, ZkStore
 from zkstore.watch_set import WatchSet
@@ -32,6 +32,8 @@ class MetadataCache:
         self.applied_version = -1  # newest version whose changes this cache has all applied
         self._barrier_version = -1
         self.applied_by_broker: dict[int, int] = {}  # what every broker published
+        self._owned: set[str] = set()  # topics the controller here wrote and watches only when needed
+        self._listed: set[str] = set()  # /brokers/topics as last read
         self._watches = WatchSet(zk)
         self._listeners: list[Callable[[tuple], None]] = []
 
@@ -162,16 +164,53 @@ class MetadataCache:
 
     # --- topics ------------------------------------------------------------------
 
+    # The active controller is the only writer of a topic's znodes. What it creates it records
+    # here at once (as Kafka's controller knows what it wrote) and leaves unwatched: re-reading
+    # thousands of znodes it has just written would cost more than the write. Their watches are
+    # armed before the controller changes such a topic again (watch_owned) and when it resigns,
+    # when another broker may write them. Reads answered before the write cannot land after
+    # the record: kazoo hands answers over in the order ZooKeeper sent them.
+
+    def expect_written_topics(self, topics: Iterable[str]) -> None:
+        """Topics about to be created by this (controller) broker: listing them arms no watch."""
+        self._owned.update(t for t in topics if zp.topic_path(t) not in self._watches)
+
+    def record_written_topic(self, topic: str, assignment: zp.TopicAssignment, configs: dict[str, str],
+                             states: dict[int, zp.PartitionState]) -> None:
+        """A topic expected above whose creation multi-op has been applied."""
+        previous = self.topics.get(topic)
+        for partition in (previous.partitions if previous else ()):
+            if partition not in states:
+                self.partition_states.pop((topic, partition), None)
+        self.topics[topic] = assignment
+        self.topic_configs[topic] = dict(configs)
+        for partition, state in states.items():
+            self.partition_states[(topic, partition)] = state
+        self._emit(("topic", topic))
+
+    def watch_owned(self, topics: Iterable[str] | None = None) -> None:
+        """Watch expected or recorded topics again (all of them when `topics` is None); one whose
+        creation failed is only forgotten unless ZooKeeper lists it."""
+        for topic in list(self._owned if topics is None else self._owned.intersection(topics)):
+            self._owned.discard(topic)
+            if topic in self.topics or topic in self._listed:
+                self._watch_topic(topic)
+
     def _on_topics(self, children: list[str] | None) -> None:
-        names = set(children or ())
+        names = self._listed = set(children or ())
         for gone in set(self.topics) - names:
             self._drop_topic(gone)
-        for name in names - set(self.topics):
-            self._watch("data", zp.topic_path(name), lambda v, t=name: self._on_topic(t, v))
-            self._watch("data", zp.entity_config_path("topics", name),
-                        lambda v, t=name: self._on_entity_config(self.topic_configs, "topic_config", t, v))
+        for name in names:
+            if name not in self._owned and zp.topic_path(name) not in self._watches:
+                self._watch_topic(name)
+
+    def _watch_topic(self, name: str) -> None:
+        self._watch("data", zp.topic_path(name), lambda v, t=name: self._on_topic(t, v))
+        self._watch("data", zp.entity_config_path("topics", name),
+                    lambda v, t=name: self._on_entity_config(self.topic_configs, "topic_config", t, v))
 
     def _drop_topic(self, topic: str) -> None:
+        self._owned.discard(topic)
         assignment = self.topics.pop(topic, None)
         self._unwatch(zp.topic_path(topic))
         self._unwatch(zp.entity_config_path("topics", topic))

@@ -4,6 +4,7 @@ The handlers translate wire messages to and from the plain data used here;
 nothing in this module knows a socket or a byte of Kafka's protocol.
 """
 
+import asyncio
 import collections
 import random
 import time
@@ -22,7 +23,7 @@ from .audit import AuditLog, Caller
 from .errors import AdminError
 from .policy import PolicyViolation, TopicAction, TopicActionRequest, TopicState, load_policies
 from .purgatory import Purgatory
-from .topics import ClusterView, NewTopic, TopicPlan, creation_ops, plan_create
+from .topics import ClusterView, NewTopic, TopicPlan, creation_ops, initial_states, plan_create
 
 MAX_OPS_PER_MULTI = 2000  # well under ZooKeeper's 1 MB jute.maxbuffer
 DELETE_ATTEMPTS = 3
@@ -234,21 +235,36 @@ class AdminController:
             raise AdminError(E.UNKNOWN_SERVER_ERROR, None) from None
 
     async def _write_topics(self, plans: list[TopicPlan], by_name: dict[str, TopicOutcome]) -> None:
+        """Every topic's znodes in multi-ops of at most MAX_OPS_PER_MULTI operations, all sent at
+        once: ZooKeeper applies them in order, and each batch settles its own failures."""
         live = set(self.cache.brokers)
         epoch = self.election.epoch
-        pending = {p.name: creation_ops(p, live, epoch) for p in plans}
+        batches: list[dict[str, tuple[TopicPlan, dict, list[Op]]]] = []
+        size = MAX_OPS_PER_MULTI
+        for plan in plans:
+            states = initial_states(plan, live, epoch)
+            ops = creation_ops(plan, states)
+            if size + len(ops) > MAX_OPS_PER_MULTI:
+                batches.append({})
+                size = 0
+            batches[-1][plan.name] = (plan, states, ops)
+            size += len(ops)
+        async with asyncio.TaskGroup() as group:
+            for batch in batches:
+                group.create_task(self._write_batch(batch, by_name))
+
+    async def _write_batch(self, batch: dict[str, tuple[TopicPlan, dict, list[Op]]],
+                           by_name: dict[str, TopicOutcome]) -> None:
+        pending = {name: ops for name, (_, _, ops) in batch.items()}
         while pending:
-            batch, size = [], 0
-            for name, ops in pending.items():
-                if batch and size + len(ops) > MAX_OPS_PER_MULTI:
-                    break
-                batch.append(name)
-                size += len(ops)
-            ops = [op for name in batch for op in pending[name]]
+            names = list(pending)
+            self.cache.expect_written_topics(names)
+            written = False
             try:
-                await self.writer.write(ops)
+                await self.writer.write([op for name in names for op in pending[name]])
+                written = True
             except MultiFailed as failed:
-                self._blame(failed, batch, pending, by_name)
+                self._blame(failed, names, pending, by_name)
                 continue
             except ControllerMoved as exc:
                 self.election.resign(str(exc))
@@ -258,8 +274,14 @@ class AdminController:
                 self.log.warning("topic write interrupted", error=str(exc))
                 self._fail(pending, by_name, E.REQUEST_TIMED_OUT, None)
                 return
-            for name in batch:
-                del pending[name]
+            finally:
+                if not written:
+                    self.cache.watch_owned(names)
+            for name in names:
+                plan, states, _ = batch[name]
+                self.cache.record_written_topic(name, zp.TopicAssignment(plan.topic_id, plan.assignment),
+                                                plan.configs, states)
+            pending.clear()
 
     def _blame(self, failed: MultiFailed, batch: list[str], pending: dict, by_name: dict) -> None:
         """Find the topic whose operation failed, settle it, and let the rest of the batch retry."""

@@ -273,6 +273,7 @@ async def _alter_topic(admin, change: ResourceChange, validate_only: bool, incre
                        requested_configs={op.name: op.value for op in change.ops})
     if validate_only:
         return False
+    cache.watch_owned([topic])  # the wait below needs the config znode's watch
     await _write(admin, "topics", topic, props, shown=lambda: cache.topic_configs.get(topic))
     return True
 

@@ -153,6 +153,7 @@ async def _increase(admin, request: PartitionIncrease, brokers: list[BrokerMeta]
         if validate_only:
             return new
         topic_id = cache.topics[name].topic_id
+        cache.watch_owned([name])  # waiting for the new partitions needs the topic's watches
         try:
             await admin.writer.write(increase_ops(name, topic_id, existing, new, set(cache.brokers),
                                                   admin.election.epoch))

@@ -104,18 +104,22 @@ def _validate_topic_create(name: str, assignment: dict[int, list[int]], configs:
         raise AdminError(E.INVALID_CONFIG, exc.message) from None
 
 
-def creation_ops(plan: TopicPlan, live_brokers: set[int], controller_epoch: int) -> list[Op]:
-    """Config, topic, and partition state znodes of a new topic (leader = first live replica)."""
+def initial_states(plan: TopicPlan, live_brokers: set[int], controller_epoch: int) -> dict[int, zp.PartitionState]:
+    """The partition states a new topic starts with, by partition."""
+    return {p: initial_state(replicas, live_brokers, controller_epoch) for p, replicas in sorted(plan.assignment.items())}
+
+
+def creation_ops(plan: TopicPlan, states: dict[int, zp.PartitionState]) -> list[Op]:
+    """Config, topic, and partition state znodes of a new topic (`states` from initial_states)."""
     name = plan.name
     ops = [
         Op.create(zp.entity_config_path("topics", name), zp.encode_entity_config(plan.configs)),
         Op.create(zp.topic_path(name), zp.encode_topic(zp.TopicAssignment(plan.topic_id, plan.assignment))),
         Op.create(zp.partitions_path(name)),
     ]
-    for partition, replicas in sorted(plan.assignment.items()):
+    for partition, state in states.items():
         ops.append(Op.create(zp.partition_path(name, partition)))
-        ops.append(Op.create(zp.partition_state_path(name, partition),
-                             zp.encode_partition_state(initial_state(replicas, live_brokers, controller_epoch))))
+        ops.append(Op.create(zp.partition_state_path(name, partition), zp.encode_partition_state(state)))
     return ops
 
 

@@ -35,6 +35,20 @@ def create_topics(address: str, specs: list[dict], validate_only: bool = False, 
     return list(response.topics)
 
 
+def create_partitions(address: str, topic: str, count: int, timeout_ms: int = 10000):
+    """CreatePartitions v3 of one topic to `count` partitions: its result."""
+    response = send(address, 37, 3, {"topics": [{"name": topic, "count": count, "assignments": None}],
+                                     "timeout": timeout_ms, "validate_only": False})
+    return list(response.results)
+
+
+def partition_count(address: str, topic: str) -> int:
+    """How many partitions the broker's Metadata (v12) reports for `topic`."""
+    response = send(address, 3, 12, {"topics": [{"name": topic, "topic_id": None}], "allow_auto_topic_creation": False,
+                                     "include_topic_authorized_operations": False})
+    return len(response.topics[0].partitions)
+
+
 def delete_topics(address: str, names: list[str] | None = None, ids: list[uuid.UUID] | None = None,
                   timeout_ms: int = 10000, version: int = 6):
     if version >= 6:

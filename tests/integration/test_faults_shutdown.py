@@ -13,7 +13,7 @@ import urllib.request
 
 import pytest
 
-from tests.admin_helpers import create_topics, topic_spec, unique
+from tests.admin_helpers import create_partitions, create_topics, partition_count, topic_spec, unique
 from tests.integration.faults_support import ZkWatcher
 from tests.harness import SESSION_TIMEOUT_MS, wait_for
 
@@ -76,6 +76,8 @@ def test_a_zombie_controllers_queued_writes_are_fenced(make_cluster, zk_watch):
     old = cluster.controller_id()
     old_address = cluster.address_of(old)
     epoch = int(zk.get("/controller_epoch"))
+    recorded = unique("recorded")  # created (and so recorded, not read back) by the controller to be
+    assert [r.error_code for r in create_topics(old_address, [topic_spec(recorded, 1, 1)])] == [0]
     cluster.brokers[old].signal(signal.SIGSTOP)
     try:
         stopped = time.monotonic()
@@ -126,6 +128,10 @@ def test_a_zombie_controllers_queued_writes_are_fenced(make_cluster, zk_watch):
     # and the cluster still takes writes through it (forwarded to the new controller)
     later = unique("after-zombie")
     assert [(r.error_code) for r in create_topics(cluster.address_of(new), [topic_spec(later, 1, 1)])] == [0]
+    # Having resigned, it watches the topics it recorded: it sees the new controller change one.
+    assert [r.error_code for r in create_partitions(cluster.address_of(new), recorded, 3)] == [0]
+    wait_for(lambda: partition_count(cluster.address_of(old), recorded) == 3, 5,
+             what="old controller's Metadata shows the new partitions")
     print(f"new controller {new} {elapsed_fmt(elected_s)} after SIGSTOP of {old}; "
           f"{len(names)} queued writes answered {NOT_CONTROLLER}")
 

@@ -202,6 +202,9 @@ class FakeCache:
         self.topic_configs = {"t": {"retention.ms": "1"}}
         self.broker_configs = {}
 
+    def watch_owned(self, topics=None):
+        pass
+
 
 class FakeConfig(dict):
     broker_id = 1
