@@ -67,7 +67,7 @@ class ForwardingManager:
             "request_principal": serialize_principal(ctx.principal),
             "client_host_address": _packed(ctx.client_host),
         })
-        metrics.forwarded.labels(request.api.name).inc()
+        metrics.child(metrics.forwarded, request.api.name).inc()
         metrics.forwarding_pending.inc()
         try:
             while True:

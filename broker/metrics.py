@@ -50,6 +50,15 @@ class BrokerMetrics:
         self.zk_requests = Gauge("fauxka_zookeeper_requests", "ZooKeeper requests sent since start, by kind "
                                  "(read, write, multi)", ["kind"], registry=r)
         self._server: Any = None
+        self._children: dict[tuple, Any] = {}
+
+    def child(self, metric: Any, *labels: str) -> Any:
+        """metric.labels(*labels), remembered: prometheus-client's lookup is slow for a per-request path."""
+        key = (metric, labels)
+        found = self._children.get(key)
+        if found is None:
+            found = self._children[key] = metric.labels(*labels)
+        return found
 
     def follow_zk_requests(self, counts: dict[str, int]) -> None:
         for kind in counts:

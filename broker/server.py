@@ -115,7 +115,7 @@ class Server:
         error = "forwarded" if forwarded else str(int(getattr(response, "error_code", 0)))
         elapsed = time.perf_counter() - started
         metrics = self._broker.metrics
-        metrics.requests.labels(api.name, str(version), error).inc()
-        metrics.request_seconds.labels(api.name, str(version)).observe(elapsed)
+        metrics.child(metrics.requests, api.name, str(version), error).inc()
+        metrics.child(metrics.request_seconds, api.name, str(version)).observe(elapsed)
         log.debug("request", principal=ctx.principal, error=error, latency_ms=round(elapsed * 1000, 3))
         return with_size_prefix(response) if forwarded else encode_response(correlation_id, response)

@@ -41,7 +41,7 @@ async def handle(ctx, request):
         return _response(None, NOT_CONTROLLER)  # the forwarder retries with the new controller
     data = response if isinstance(response, bytes) else strip_size_prefix(
         encode_response(inner_ctx.request.correlation_id, response))
-    metrics.labels(str(forwarder), inner_ctx.request.api.name, "0").inc()
+    ctx.broker.metrics.child(metrics, str(forwarder), inner_ctx.request.api.name, "0").inc()
     return _response(data, 0)
 
 

@@ -24,18 +24,20 @@ class Api:
 
     @property
     def handler(self) -> Callable[[Any, Any], Awaitable[Any]]:
-        return _module(self.name).handle
+        return _functions(self.name)[0]
 
     @property
     def precheck(self) -> Callable[[Any, Any], Any] | None:
         """The handler module's `precheck(ctx, body)`, run by the receiving broker before forwarding:
         a response refuses the request there (e.g. token requests on a PLAINTEXT connection)."""
-        return getattr(_module(self.name), "precheck", None)
+        return _functions(self.name)[1]
 
 
 @functools.cache
-def _module(name: str) -> Any:
-    return importlib.import_module(f"broker.handlers.{name}")
+def _functions(name: str) -> tuple[Callable, Callable | None]:
+    """The handler module's `handle` and optional `precheck`."""
+    module = importlib.import_module(f"broker.handlers.{name}")
+    return module.handle, getattr(module, "precheck", None)
 
 
 TABLE: dict[int, Api] = {
