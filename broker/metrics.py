@@ -49,6 +49,9 @@ class BrokerMetrics:
                                  "broker, inner api and outcome", ["forwarding_broker", "api", "outcome"], registry=r)
         self.zk_requests = Gauge("fauxka_zookeeper_requests", "ZooKeeper requests sent since start, by kind "
                                  "(read, write, multi)", ["kind"], registry=r)
+        self.cached_topics = Gauge("fauxka_metadata_topics", "Topics in this broker's metadata cache", registry=r)
+        self.cached_partitions = Gauge("fauxka_metadata_partitions",
+                                       "Partition states in this broker's metadata cache", registry=r)
         self._server: Any = None
         self._children: dict[tuple, Any] = {}
 
@@ -63,6 +66,10 @@ class BrokerMetrics:
     def follow_zk_requests(self, counts: dict[str, int]) -> None:
         for kind in counts:
             self.zk_requests.labels(kind).set_function(lambda k=kind: counts[k])
+
+    def follow_cache(self, cache: Any) -> None:
+        self.cached_topics.set_function(lambda: len(cache.topics))
+        self.cached_partitions.set_function(lambda: len(cache.partition_states))
 
     def set_zk_state(self, state: str) -> None:
         for name in ("connected", "suspended", "lost"):

@@ -12,10 +12,14 @@ from tests.admin_helpers import unique
 from tests.harness import wait_for
 
 
-def zk_reads(broker) -> float:
+def metric(broker, pattern: str) -> float:
     with urllib.request.urlopen(f"http://127.0.0.1:{broker.metrics_port}/metrics", timeout=5) as response:
         text = response.read().decode()
-    return float(re.search(r'^fauxka_zookeeper_requests\{kind="read"\} (\S+)$', text, re.M).group(1))
+    return float(re.search(rf"^{pattern} (\S+)$", text, re.M).group(1))
+
+
+def zk_reads(broker) -> float:
+    return metric(broker, r'fauxka_zookeeper_requests\{kind="read"\}')
 
 
 def partition_leaders(admin: AdminClient, topic: str) -> list[int]:
@@ -35,6 +39,12 @@ def test_created_topics_are_known_to_the_controller_without_reading_them_back(cl
     for name in names:  # the controller answers from what it recorded
         leaders = partition_leaders(admin, name)
         assert len(leaders) == 3 and all(leader in cluster.brokers for leader in leaders)
+    # the other brokers read them through their watches; every cache ends up the same size
+    counts = lambda: {(metric(b, "fauxka_metadata_topics"), metric(b, "fauxka_metadata_partitions"))
+                      for b in cluster.brokers.values()}
+    wait_for(lambda: len(counts()) == 1, 10, what="every broker's cache holds the same topics")
+    topics, partitions = counts().pop()
+    assert topics >= len(names) and partitions >= 3 * len(names)
 
 
 def test_the_controller_sees_its_own_later_changes_to_a_recorded_topic(cluster):
