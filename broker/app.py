@@ -37,6 +37,7 @@ class Broker:
         self.zk = ZkStore(config["zookeeper.connect"], config["zookeeper.session.timeout.ms"], log)
         self.metrics.follow_zk_requests(self.zk.requests)
         self.cache = MetadataCache(self.zk, log)
+        self.metrics.follow_cache(self.cache)
         self.election = ControllerElection(self.zk, self.broker_id, log, self._controller_changed)
         self.applied = AppliedPublisher(self.zk, self.broker_id, log)
         self.admin = AdminController(self.zk, self.cache, self.election, config, log)
@@ -111,8 +112,9 @@ class Broker:
         self.metrics.controller_active.set(1 if active else 0)
         self.metrics.controller_epoch.set(self.election.epoch)
         if not active:
-            self.cache.watch_owned()  # another controller may write the topics this one created
+            self.cache.release_ownership()  # another controller may write from now on
         if active:
+            self.cache.take_ownership()
             self._spawn(self.admin.resume_deletions(), "resume-deletions")
             if self.tokens.enabled:
                 self._spawn(tokens.expire_periodically(self.admin, self.tokens, tokens.settings(self.config)),

@@ -11,6 +11,7 @@ from zkstore.watch_set import WatchSet
 from zkstore import paths as zp
 
 BROKER_CONFIGS = "/config/brokers"  # dynamic broker configs: one child per broker id, and <default>
+TOPIC_LIST_COALESCE_S = 0.02
 USER_CONFIGS = "/config/users"  # one child per (sanitized) user: SCRAM credentials and quotas
 
 
@@ -44,7 +45,8 @@ class MetadataCache:
         self._watch("data", zp.CONTROLLER, self._on_controller)
         self._watch("data", zp.CONTROLLER_EPOCH, self._on_controller_epoch)
         self._watch("data", zp.CLUSTER_ID, self._on_cluster_id)
-        self._watch("children", zp.TOPICS, self._on_topics)
+        # The topic list is read whole after every change: a burst of creations costs one read.
+        self._watches.add("children", zp.TOPICS, self._on_topics, coalesce_s=TOPIC_LIST_COALESCE_S)
         self._watch("children", zp.DELETE_TOPICS, self._on_delete_topics)
         self._watch("children", BROKER_CONFIGS, self._on_broker_config_entities)
         self._watch("children", USER_CONFIGS, self._on_user_config_entities)
@@ -164,12 +166,24 @@ class MetadataCache:
 
     # --- topics ------------------------------------------------------------------
 
-    # The active controller is the only writer of a topic's znodes. What it creates it records
-    # here at once (as Kafka's controller knows what it wrote) and leaves unwatched: re-reading
-    # thousands of znodes it has just written would cost more than the write. Their watches are
-    # armed before the controller changes such a topic again (watch_owned) and when it resigns,
-    # when another broker may write them. Reads answered before the write cannot land after
-    # the record: kazoo hands answers over in the order ZooKeeper sent them.
+    # The active controller is the only writer of a topic's znodes and of the topic list. What it
+    # creates or deletes it records here at once (as Kafka's controller knows what it wrote) and
+    # does not read back: re-reading thousands of znodes it has just written, or the whole topic
+    # list after every creation, would cost more than the write. The watches of the topics it
+    # created are armed before it changes such a topic again (watch_owned); everything is watched
+    # again when it resigns, when another broker may write. Reads answered before a write cannot
+    # land after its record: kazoo hands answers over in the order ZooKeeper sent them.
+
+    def take_ownership(self) -> None:
+        """This broker became the active controller: read the topic list once more (that read shows
+        every write of earlier controllers, which were fenced at our election), then stop following it."""
+        self._watches.resume(zp.TOPICS)
+        self._watches.pause(zp.TOPICS)
+
+    def release_ownership(self) -> None:
+        """This broker stopped being the active controller: watch everything again."""
+        self.watch_owned()
+        self._watches.resume(zp.TOPICS)
 
     def expect_written_topics(self, topics: Iterable[str]) -> None:
         """Topics about to be created by this (controller) broker: listing them arms no watch."""
@@ -186,7 +200,14 @@ class MetadataCache:
         self.topic_configs[topic] = dict(configs)
         for partition, state in states.items():
             self.partition_states[(topic, partition)] = state
+        self._listed.add(topic)
         self._emit(("topic", topic))
+
+    def record_deleted_topic(self, topic: str) -> None:
+        """A topic whose deletion multi-op this broker, as active controller, has just applied."""
+        self._listed.discard(topic)
+        if topic in self.topics:
+            self._drop_topic(topic)
 
     def watch_owned(self, topics: Iterable[str] | None = None) -> None:
         """Watch expected or recorded topics again (all of them when `topics` is None); one whose

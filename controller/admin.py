@@ -142,6 +142,7 @@ class AdminController:
                     # leaving /admin/delete_topics/<name> behind forever.
                     ops = [op for op in ops if await self.zk.exists(op.path) is not None]
                 await self.writer.write(ops)
+                self.cache.record_deleted_topic(name)
                 return
             except MultiFailed as failed:
                 if isinstance(failed.cause, NoNode) and not missing:

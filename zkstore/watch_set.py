@@ -14,8 +14,9 @@ class WatchSet:
         self._unsynced: set[str] = set()
         self._synced = asyncio.Event()
 
-    def add(self, kind: str, path: str, callback: Callable[[Any], None]) -> None:
-        """Watch `path` ("data" or "children") unless already watched."""
+    def add(self, kind: str, path: str, callback: Callable[[Any], None], coalesce_s: float = 0.0) -> None:
+        """Watch `path` ("data" or "children") unless already watched (coalesce_s: children only,
+        see ZkStore.watch_children)."""
         if path in self._watches:
             return
         self._unsynced.add(path)
@@ -24,14 +25,22 @@ class WatchSet:
             callback(value)
             self._settled(path)
 
-        add = self._zk.watch_data if kind == "data" else self._zk.watch_children
-        self._watches[path] = add(path, first_then_callback)
+        if kind == "data":
+            self._watches[path] = self._zk.watch_data(path, first_then_callback)
+        else:
+            self._watches[path] = self._zk.watch_children(path, first_then_callback, coalesce_s)
 
     def remove(self, path: str) -> None:
         watch = self._watches.pop(path, None)
         if watch is not None:
             watch.cancel()
         self._settled(path)
+
+    def pause(self, path: str) -> None:
+        self._watches[path].pause()
+
+    def resume(self, path: str) -> None:
+        self._watches[path].resume()
 
     def paths(self, prefix: str = "") -> list[str]:
         return [path for path in self._watches if path.startswith(prefix)]

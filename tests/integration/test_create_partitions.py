@@ -86,6 +86,7 @@ def test_manual_assignment_is_used_as_given(cluster, admin):
 
 def test_validate_only_changes_nothing(cluster, admin):
     topic = make_topic(admin, 1, 1)
+    wait_partitions(cluster, topic, 1)  # every broker knows the topic (brokers learn it through watches)
     assert increase(admin, NewPartitions(topic, 4), validate_only=True) == {topic: None}
     assert cluster.zk_get(f"/brokers/topics/{topic}/partitions/1") is None  # written before any answer
     assert len(partitions_on(cluster, 1, topic)) == 1

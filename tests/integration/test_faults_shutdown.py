@@ -128,7 +128,9 @@ def test_a_zombie_controllers_queued_writes_are_fenced(make_cluster, zk_watch):
     # and the cluster still takes writes through it (forwarded to the new controller)
     later = unique("after-zombie")
     assert [(r.error_code) for r in create_topics(cluster.address_of(new), [topic_spec(later, 1, 1)])] == [0]
-    # Having resigned, it watches the topics it recorded: it sees the new controller change one.
+    # Having resigned, it follows the topic list again and watches the topics it recorded: it
+    # sees the new controller create a topic and change one of its own.
+    wait_for(lambda: later in cluster.metadata(old).topics, 5, what="old controller's Metadata lists a new topic")
     assert [r.error_code for r in create_partitions(cluster.address_of(new), recorded, 3)] == [0]
     wait_for(lambda: partition_count(cluster.address_of(old), recorded) == 3, 5,
              what="old controller's Metadata shows the new partitions")
