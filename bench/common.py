@@ -3,9 +3,11 @@
 import contextlib
 import dataclasses
 import json
+import os
 import re
 import socket
 import tempfile
+import time
 import urllib.request
 from pathlib import Path
 
@@ -30,6 +32,14 @@ class LocalCluster:
     def pids(self) -> dict[int, int]:
         state = json.loads((self.data_dir / launcher.STATE_FILE).read_text())
         return {b["id"]: b["pid"] for b in state["brokers"]}
+
+    def cpu_s(self) -> dict[int, float]:
+        """Each broker process's CPU time so far (user + system), in seconds."""
+        out = {}
+        for broker_id, pid in self.pids().items():
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            out[broker_id] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return out
 
     def rss_mb(self) -> dict[int, float]:
         """Each broker process's resident memory (VmRSS), in MB."""
@@ -60,12 +70,32 @@ def local_cluster(brokers: int = 3, overrides: tuple[str, ...] = (), zookeeper: 
                 launcher.down(data_dir)
 
 
+def _scrape(metrics_port: int) -> str:
+    with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=5) as response:
+        return response.read().decode()
+
+
 def zk_requests(metrics_port: int) -> dict[str, float]:
     """The broker's ZooKeeper round trips so far, by kind (from its /metrics)."""
-    with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=5) as response:
-        text = response.read().decode()
     return {m.group(1): float(m.group(2))
-            for m in re.finditer(r'^fauxka_zookeeper_requests\{kind="(\w+)"\} (\S+)$', text, re.M)}
+            for m in re.finditer(r'^fauxka_zookeeper_requests\{kind="(\w+)"\} (\S+)$', _scrape(metrics_port), re.M)}
+
+
+def cache_size(metrics_port: int) -> tuple[int, int]:
+    """(topics, partition states) in the broker's metadata cache."""
+    text = _scrape(metrics_port)
+    return tuple(int(float(re.search(rf"^{name} (\S+)$", text, re.M).group(1)))
+                 for name in ("fauxka_metadata_topics", "fauxka_metadata_partitions"))
+
+
+def wait_caches(cluster: "LocalCluster", topics: int, partitions: int, timeout_s: float = 120) -> None:
+    """Until every broker's cache holds `topics` topics and `partitions` partition states."""
+    deadline = time.monotonic() + timeout_s
+    while any(cache_size(port) != (topics, partitions) for port in cluster.metrics.values()):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"caches did not reach {topics} topics: "
+                               f"{[cache_size(p) for p in cluster.metrics.values()]}")
+        time.sleep(0.02)
 
 
 def delta(after: dict[str, float], before: dict[str, float]) -> dict[str, int]:

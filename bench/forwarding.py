@@ -1,79 +1,66 @@
 """Benchmark: forwarding overhead. Single-topic validate_only CreateTopics sent straight to
 the controller vs through a non-controller, with 1 and 64 concurrent clients; median and p99
-latency and the forwarded/direct ratios, measured in the same run.
+latency and the forwarded/direct ratios, each round measuring both paths back to back.
 
-    .venv/bin/python -m bench.forwarding [--requests 400]
+    .venv/bin/python -m bench.forwarding [--rounds 3]
 """
 
 import argparse
 import asyncio
 import statistics
-import time
 
-from broker.protocol.build import build
-from broker.protocol.client import KafkaConnection
-from broker.protocol.codec import request_schema
+from . import load
+from .common import LocalCluster, controller_of, local_cluster
 
-from .common import controller_of, local_cluster
+REQUESTS = {1: 640, 64: 2560}  # per round and path
 
 
-def validate_only_create(index: int):
-    return build(request_schema(19, 7), {
-        "topics": [{"name": f"bench-{index}", "num_partitions": 1, "replication_factor": 1,
-                    "assignments": [], "configs": []}],
-        "timeout": 5000, "validate_only": True})
-
-
-async def latencies(port: int, clients: int, requests: int) -> list[float]:
-    """Each client has its own connection and sends its share of requests one after another."""
-    per_client = max(requests // clients, 1)
-
-    async def one_client(c: int) -> list[float]:
-        conn = await KafkaConnection.open("127.0.0.1", port, 10)
-        out = []
-        try:
-            for i in range(per_client):
-                started = time.perf_counter()
-                response = await conn.send(validate_only_create(c * per_client + i), 30)
-                out.append(time.perf_counter() - started)
-                assert int(response.topics[0].error_code) == 0, response
-        finally:
-            await conn.close()
-        return out
-
-    results = await asyncio.gather(*(one_client(c) for c in range(clients)))
-    return [x for r in results for x in r]
-
-
-def p(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
-
-
-async def run(ports: dict[int, int], requests: int) -> None:
+async def compare(cluster: LocalCluster, clients: int, rounds: int, version: int = 7) -> dict:
+    """Medians over `rounds` of: direct and forwarded median/p99 (ms), their ratios, req/s, and
+    the CPU milliseconds per request the controller and the forwarding broker spent."""
+    ports = cluster.ports
     controller = await controller_of(ports[1])
     other = next(b for b in ports if b != controller)
-    await latencies(ports[controller], 4, 40)  # warm up both paths
-    await latencies(ports[other], 4, 40)
-    print(f"{'clients':>7} {'path':<10} {'median ms':>10} {'p99 ms':>8} {'req/s':>8}")
+    make = lambda i: load.validate_only_create(i, version)  # noqa: E731
+    rows = []
+    for _ in range(rounds):
+        cpu = cluster.cpu_s()
+        direct = await load.run(ports[controller], clients, REQUESTS[clients], make)
+        cpu_direct = cluster.cpu_s()
+        forwarded = await load.run(ports[other], clients, REQUESTS[clients], make)
+        cpu_forwarded = cluster.cpu_s()
+        per_request = lambda after, before, b, n: (after[b] - before[b]) * 1000 / n  # noqa: E731
+        rows.append({"direct_median": direct.median_ms, "direct_p99": direct.p99_ms,
+                     "forwarded_median": forwarded.median_ms, "forwarded_p99": forwarded.p99_ms,
+                     "ratio_median": forwarded.median_ms / direct.median_ms,
+                     "ratio_p99": forwarded.p99_ms / direct.p99_ms,
+                     "direct_rate": direct.rate, "forwarded_rate": forwarded.rate,
+                     "controller_cpu_ms": per_request(cpu_direct, cpu, controller, len(direct.latencies)),
+                     "forwarder_cpu_ms": per_request(cpu_forwarded, cpu_direct, other, len(forwarded.latencies))})
+    return {key: statistics.median(row[key] for row in rows) for key in rows[0]}
+
+
+async def warm_up(ports: dict[int, int]) -> None:
+    for port in ports.values():
+        await load.run(port, 4, 200)
+
+
+async def run(cluster: LocalCluster, rounds: int) -> None:
+    await warm_up(cluster.ports)
+    print(f"{'clients':>7} {'direct ms (p50/p99)':>20} {'forwarded ms':>16} {'ratio':>12} {'req/s d/f':>12}")
     for clients in (1, 64):
-        row = {}
-        for path, port in (("direct", ports[controller]), ("forwarded", ports[other])):
-            started = time.perf_counter()
-            values = await latencies(port, clients, requests)
-            rate = len(values) / (time.perf_counter() - started)
-            row[path] = (statistics.median(values) * 1000, p(values, 0.99))
-            print(f"{clients:>7} {path:<10} {row[path][0]:>10.2f} {row[path][1]:>8.2f} {rate:>8.0f}")
-        print(f"{clients:>7} {'ratio':<10} {row['forwarded'][0] / row['direct'][0]:>10.2f} "
-              f"{row['forwarded'][1] / row['direct'][1]:>8.2f}")
+        f = await compare(cluster, clients, rounds)
+        print(f"{clients:>7} {f['direct_median']:>9.2f}/{f['direct_p99']:<10.2f} "
+              f"{f['forwarded_median']:>7.2f}/{f['forwarded_p99']:<8.2f} "
+              f"{f['ratio_median']:>5.2f}/{f['ratio_p99']:<6.2f} {f['direct_rate']:>5.0f}/{f['forwarded_rate']:<5.0f}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--requests", type=int, default=640)
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     with local_cluster(3) as cluster:
-        asyncio.run(run(cluster.ports, args.requests))
+        asyncio.run(run(cluster, args.rounds))
 
 
 if __name__ == "__main__":

@@ -19,8 +19,8 @@ from broker.protocol.client import KafkaConnection
 from fauxka import zookeeper
 
 from .bulk_create import create_request
-from .common import controller_of, delta, free_port, local_cluster, zk_requests
-from .forwarding import latencies, p
+from . import costs, forwarding
+from .common import cache_size, controller_of, delta, free_port, local_cluster, wait_caches, zk_requests
 
 TARGETS = {  # issue 7's targets on the 2-core machine
     "startup": "<= 2 s", "bulk": "<= 2 s", "ratio_median": "<= 1.5x", "ratio_p99": "<= 2x",
@@ -40,11 +40,12 @@ def timed_startups(runs: int, zk_connect: str | None = None) -> float:
 async def admin_figures(cluster, runs: int, topics: int, singles: int) -> dict:
     ports, metrics = cluster.ports, cluster.metrics
     controller = await controller_of(ports[1])
-    other = next(b for b in ports if b != controller)
     conn = await KafkaConnection.open("127.0.0.1", ports[controller], 10)
-    bulk, per_topic = [], []
+    bulk, everywhere, per_topic = [], [], []
     try:
         for run in range(runs):
+            size = cache_size(metrics[controller])
+            await asyncio.to_thread(wait_caches, cluster, *size)  # start from a quiet cluster
             before = zk_requests(metrics[controller])
             started = time.perf_counter()
             response = await conn.send(create_request([f"b{run}-{uuid.uuid4().hex[:6]}-{i}" for i in range(topics)],
@@ -52,33 +53,37 @@ async def admin_figures(cluster, runs: int, topics: int, singles: int) -> dict:
             bulk.append(time.perf_counter() - started)
             assert all(int(t.error_code) == 0 for t in response.topics)
             per_topic.append(sum(delta(zk_requests(metrics[controller]), before).values()) / topics)
+            await asyncio.to_thread(wait_caches, cluster, size[0] + topics, size[1] + 3 * topics)
+            everywhere.append(time.perf_counter() - started)
     finally:
         await conn.close()
 
-    async def single_creates(client: int) -> None:
-        c = await KafkaConnection.open("127.0.0.1", ports[controller], 10)
+    singles_s = []
+    for _ in range(runs):
+        await asyncio.to_thread(wait_caches, cluster, *cache_size(metrics[controller]))
+        singles_s.append(await single_creates(ports[controller], singles, 16))
+    figures = {"bulk": statistics.median(bulk), "bulk_everywhere": statistics.median(everywhere),
+               "zk_per_topic": statistics.median(per_topic), "singles": statistics.median(singles_s)}
+    await asyncio.to_thread(wait_caches, cluster, *cache_size(metrics[controller]))
+    await forwarding.warm_up(ports)
+    for clients in (1, 64):
+        figures[f"lat{clients}"] = await forwarding.compare(cluster, clients, runs)
+    figures["v4"] = await forwarding.compare(cluster, 64, runs, version=4)
+    return figures
+async def single_creates(port: int, topics: int, clients: int) -> float:
+    """Seconds for `topics` single-topic CreateTopics (1 partition, RF 1), spread over `clients`."""
+    async def client(c: int) -> None:
+        conn = await KafkaConnection.open("127.0.0.1", port, 10)
         try:
-            for i in range(singles // 16):
-                await c.send(create_request([f"s{client}-{i}-{uuid.uuid4().hex[:6]}"], 1, 1), 30)
+            for i in range(c, topics, clients):
+                response = await conn.send(create_request([f"s{i}-{uuid.uuid4().hex[:6]}"], 1, 1), 30)
+                assert int(response.topics[0].error_code) == 0, response
         finally:
-            await c.close()
+            await conn.close()
 
     started = time.perf_counter()
-    await asyncio.gather(*(single_creates(c) for c in range(16)))
-    singles_s = time.perf_counter() - started
-    figures = {"bulk": statistics.median(bulk), "zk_per_topic": statistics.median(per_topic), "singles": singles_s}
-    for clients in (1, 64):
-        direct = await latencies(ports[controller], clients, 640)
-        started = time.perf_counter()
-        forwarded = await latencies(ports[other], clients, 640)
-        forwarded_rate = len(forwarded) / (time.perf_counter() - started)
-        figures[f"lat{clients}"] = (statistics.median(direct) * 1000, p(direct, .99),
-                                    statistics.median(forwarded) * 1000, p(forwarded, .99))
-    started = time.perf_counter()
-    count = len(await latencies(ports[controller], 64, 2560))
-    figures["rate"] = count / (time.perf_counter() - started)
-    figures["forwarded_rate"] = forwarded_rate
-    return figures
+    await asyncio.gather(*(client(c) for c in range(clients)))
+    return time.perf_counter() - started
 
 
 def machine() -> str:
@@ -115,18 +120,30 @@ def main() -> None:
         ("fauxka up: ZooKeeper + 3 brokers ready", f"{startup:.2f} s", TARGETS["startup"]),
         ("3 brokers against a running ZooKeeper", f"{brokers_only:.2f} s", ""),
         (f"one CreateTopics of {topics} topics x 3 x RF3, blocking", f"{figures['bulk']:.2f} s", TARGETS["bulk"]),
+        ("  until every broker's cache holds them", f"{figures['bulk_everywhere']:.2f} s", ""),
         (f"{singles} single-topic CreateTopics from 16 clients", f"{figures['singles']:.2f} s", ""),
         ("ZooKeeper round trips per created topic (controller)", f"{figures['zk_per_topic']:.2f}", ""),
     ]
     for clients in (1, 64):
-        d50, d99, f50, f99 = figures[f"lat{clients}"]
+        f = figures[f"lat{clients}"]
         rows.append((f"validate_only latency, {clients} client(s): direct median / p99",
-                     f"{d50:.2f} / {d99:.2f} ms", ""))
+                     f"{f['direct_median']:.2f} / {f['direct_p99']:.2f} ms", ""))
         rows.append(("  forwarded median / p99 (ratio)",
-                     f"{f50:.2f} / {f99:.2f} ms ({f50 / d50:.2f}x / {f99 / d99:.2f}x)",
+                     f"{f['forwarded_median']:.2f} / {f['forwarded_p99']:.2f} ms "
+                     f"({f['ratio_median']:.2f}x / {f['ratio_p99']:.2f}x)",
                      f"{TARGETS['ratio_median']} / {TARGETS['ratio_p99']}"))
-    rows.append(("validate_only CreateTopics, 64 clients, direct", f"{figures['rate']:.0f} req/s", TARGETS["rate"]))
-    rows.append(("  the same, forwarded", f"{figures['forwarded_rate']:.0f} req/s", ""))
+    rows.append(("validate_only CreateTopics v7, 64 clients, direct", f"{figures['lat64']['direct_rate']:.0f} req/s",
+                 TARGETS["rate"]))
+    rows.append(("  the same, forwarded", f"{figures['lat64']['forwarded_rate']:.0f} req/s", ""))
+    rows.append(("  v4 (librdkafka's version: no configs in the answer), direct / forwarded",
+                 f"{figures['v4']['direct_rate']:.0f} / {figures['v4']['forwarded_rate']:.0f} req/s", ""))
+    f64, f4, f1 = figures["lat64"], figures["v4"], figures["lat1"]
+    (enc7, configs), (enc4, _) = costs.encode_ms(7), costs.encode_ms(4)
+    rows.append(("controller CPU per validate_only CreateTopics, v7 / v4 (64 clients)",
+                 f"{f64['controller_cpu_ms']:.3f} / {f4['controller_cpu_ms']:.3f} ms", ""))
+    rows.append((f"  of which kio encodes the answer, v7 ({configs} configs) / v4",
+                 f"{enc7:.3f} / {enc4:.3f} ms", ""))
+    rows.append(("forwarding broker CPU per forwarded request (1 client)", f"{f1['forwarder_cpu_ms']:.3f} ms", ""))
     rows.append(("broker RSS idle (max of 3)", f"{max(idle.values()):.0f} MB", TARGETS["rss_idle"]))
     rows.append(("broker RSS after the benchmarks (max of 3)", f"{max(loaded.values()):.0f} MB", ""))
     table = ["| measure | result | target |", "|---|---|---|"] + [f"| {a} | {b} | {c} |" for a, b, c in rows]
@@ -136,12 +153,30 @@ def main() -> None:
         "Regenerated by `.venv/bin/python -m bench.run` (`bench/run`); do not edit by hand.", "",
         f"Machine: {machine()}.", f"Runs per figure: {args.runs} (median); {'quick' if args.quick else 'full'} run.",
         "", *table, "",
-        "Method: each cluster is started with `fauxka up --detach` on free loopback ports; latencies are",
-        "single-topic validate_only CreateTopics from clients with one connection each, sent straight to",
-        "the controller (direct) or to another broker (forwarded), measured in the same run; round trips",
-        "come from the controller's `fauxka_zookeeper_requests` metric; RSS is each broker's VmRSS.",
-        "Individual benchmarks: `python -m bench.bulk_create`, `python -m bench.forwarding`,",
-        "`python -m bench.report_bench`.", ""]))
+        *METHOD, ""]))
+
+
+METHOD = """Method:
+- Every cluster is started with `fauxka up --detach` (ZooKeeper and 3 brokers, or 3 brokers
+  against a ZooKeeper already serving) on free loopback ports; ready means Metadata answers on
+  every broker with a controller elected.
+- Each bulk CreateTopics starts from a quiet cluster (every broker's cache holds what the
+  controller's does, read from the `fauxka_metadata_topics` / `_partitions` gauges) and blocks
+  until the controller's cache shows every partition with a leader, as Kafka's does; the next
+  row waits on until every broker's cache holds the new topics. Round trips per topic are the
+  controller's `fauxka_zookeeper_requests` during that request.
+- Latencies and rates come from `bench/load.py`: one connection per client, one request in
+  flight each, every request encoded before the clock starts and every answer decoded and
+  checked after it stops. Each round sends the same load straight to the controller (direct)
+  and then through another broker (forwarded); a figure is the median over the rounds, a ratio
+  the median of the rounds' ratios. CPU per request is the broker process's user + system time
+  (/proc/<pid>/stat) over a round divided by its requests. The benchmark client shares the 2 cores.
+- v7 is what Kafka's Java AdminClient sends and its answer carries the topic's configs; v4 is
+  what librdkafka (confluent-kafka) sends; kafka-python and aiokafka send v3. The kio encode
+  cost is measured in the benchmark process on the same answer.
+- RSS is each broker's VmRSS, idle after start and again after every benchmark above.
+Individual benchmarks: `python -m bench.bulk_create`, `python -m bench.forwarding`,
+`python -m bench.report_bench`.""".splitlines()
 
 
 if __name__ == "__main__":
