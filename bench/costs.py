@@ -1,6 +1,8 @@
-"""Where a validate_only CreateTopics spends the controller's time that fauxka cannot cut:
-kio encoding the answer, measured in this process on the same machine."""
+"""Costs fauxka cannot cut, measured in the benchmark process on the same machine: kio encoding
+a CreateTopics answer, and a TCP round trip over loopback."""
 
+import os
+import socket
 import statistics
 import time
 import uuid
@@ -30,3 +32,30 @@ def encode_ms(version: int, repeat: int = 7, number: int = 200) -> tuple[float, 
             encode_response(1, response)
         times.append((time.perf_counter() - started) / number * 1000)
     return statistics.median(times), len(response.topics[0].configs) if version >= 5 else 0
+
+
+def loopback_round_trip_us(trips: int = 3000) -> tuple[float, float]:
+    """(wall µs per 200-byte TCP round trip over loopback between two processes, this side's CPU
+    µs per round trip): the floor of any extra hop, such as forwarding's broker -> controller."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    child = os.fork()
+    if child == 0:  # the echoing peer
+        peer = socket.create_connection(server.getsockname())
+        peer.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        for _ in range(trips):
+            peer.sendall(peer.recv(4096))
+        os._exit(0)
+    conn, _ = server.accept()
+    conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    message = b"x" * 200
+    started, cpu = time.perf_counter(), time.process_time()
+    for _ in range(trips):
+        conn.sendall(message)
+        conn.recv(4096)
+    wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+    os.waitpid(child, 0)
+    conn.close()
+    server.close()
+    return wall / trips * 1e6, cpu / trips * 1e6

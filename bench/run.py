@@ -144,6 +144,9 @@ def main() -> None:
     rows.append((f"  of which kio encodes the answer, v7 ({configs} configs) / v4",
                  f"{enc7:.3f} / {enc4:.3f} ms", ""))
     rows.append(("forwarding broker CPU per forwarded request (1 client)", f"{f1['forwarder_cpu_ms']:.3f} ms", ""))
+    trip_us, trip_cpu_us = costs.loopback_round_trip_us()
+    rows.append(("loopback TCP round trip between two processes (wall / one side's CPU)",
+                 f"{trip_us:.0f} / {trip_cpu_us:.0f} µs", ""))
     rows.append(("broker RSS idle (max of 3)", f"{max(idle.values()):.0f} MB", TARGETS["rss_idle"]))
     rows.append(("broker RSS after the benchmarks (max of 3)", f"{max(loaded.values()):.0f} MB", ""))
     table = ["| measure | result | target |", "|---|---|---|"] + [f"| {a} | {b} | {c} |" for a, b, c in rows]
