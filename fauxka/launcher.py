@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import probe, zookeeper
+from . import zookeeper
 
 STATE_FILE = "cluster.json"
 
@@ -74,6 +74,8 @@ def up(opts: UpOptions) -> int:
             processes.append(proc)
             state["brokers"].append({"id": broker_id, "pid": proc.pid, "port": port, "metrics_port": metrics_port})
         _write_state(data_dir, state)
+        from . import probe  # the Kafka protocol: imported while the brokers start
+
         _say(f"started {len(ids)} brokers, waiting for registration, a controller and Metadata ...")
         addresses = [("127.0.0.1", b["port"]) for b in state["brokers"]]
         view = asyncio.run(probe.wait_ready(addresses, ids, opts.timeout_s))
@@ -211,6 +213,8 @@ def _running_state(data_dir: Path) -> bool:
 
 
 def status(data_dir: Path, bootstrap: str | None, zk_connect: str | None) -> int:
+    from . import probe
+
     state = _read_state(data_dir.resolve()) or {}
     if bootstrap is None:
         if not state.get("brokers"):

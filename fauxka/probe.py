@@ -2,15 +2,11 @@
 
 import asyncio
 import time
-
-import structlog
 from dataclasses import dataclass
 
 from broker.protocol.build import build
 from broker.protocol.client import request_once
 from broker.protocol.codec import request_schema
-from zkstore import ZkStore, ZkUnavailable
-from zkstore import paths as zp
 
 
 @dataclass(frozen=True)
@@ -46,6 +42,11 @@ async def wait_ready(addresses: list[tuple[str, int]], broker_ids: list[int], ti
 
 
 async def controller_epoch(zk_connect: str, timeout_s: float) -> int | None:
+    import structlog  # kazoo and structlog: only `fauxka status` needs them
+
+    from zkstore import ZkStore, ZkUnavailable
+    from zkstore import paths as zp
+
     store = ZkStore(zk_connect, 6000, structlog.get_logger())
     try:
         await store.start(timeout_s)
