@@ -15,6 +15,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--config", required=True, help="server.properties file")
     p.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
                    help="override a property (Kafka's convention); repeatable")
+    p.add_argument("--wait-zookeeper", metavar="HOST:PORT",
+                   help="first wait until this ZooKeeper serves (fauxka up starts brokers and ZooKeeper together)")
+    p.add_argument("--wait-timeout", type=float, default=60.0, metavar="SECONDS",
+                   help="how long --wait-zookeeper waits before the broker tries on its own")
 
     p = sub.add_parser("zookeeper", help="run Debian's ZooKeeper in the foreground")
     p.add_argument("--port", type=int, default=2181)
@@ -83,6 +87,12 @@ def _broker(args) -> int:
         return 2
     import uvloop
 
+    if args.wait_zookeeper:  # the imports above overlapped with ZooKeeper's start
+        host, _, port = args.wait_zookeeper.rpartition(":")
+        try:
+            zookeeper.wait_serving(host, int(port), args.wait_timeout)
+        except zookeeper.ZooKeeperError:
+            pass  # the broker's own connection attempt reports it
     return uvloop.run(run(config))
 
 

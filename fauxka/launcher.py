@@ -56,6 +56,7 @@ def up(opts: UpOptions) -> int:
     state: dict = {"zookeeper": None, "brokers": []}
     processes: list[subprocess.Popen] = []
     try:
+        wait_zookeeper = None
         if opts.zookeeper:
             zk_connect = opts.zookeeper
         else:
@@ -63,19 +64,22 @@ def up(opts: UpOptions) -> int:
             zk = zookeeper.start(data_dir / "zookeeper", opts.zookeeper_port)
             processes.append(zk)
             state["zookeeper"] = {"pid": zk.pid, "port": opts.zookeeper_port}
-            zookeeper.wait_serving("127.0.0.1", opts.zookeeper_port, opts.timeout_s, zk)
             zk_connect = f"127.0.0.1:{opts.zookeeper_port}"
+            # The brokers import while the JVM starts, then wait until ZooKeeper serves.
+            wait_zookeeper = (zk_connect, opts.timeout_s)
         state["zookeeper_connect"] = zk_connect
         ids = list(range(1, opts.brokers + 1))
         for broker_id in ids:
             port = opts.base_port + broker_id - 1
             metrics_port = opts.metrics_base_port + broker_id if opts.metrics_base_port else 0
-            proc = _start_broker(broker_id, port, zk_connect, data_dir, metrics_port, opts.overrides)
+            proc = _start_broker(broker_id, port, zk_connect, data_dir, metrics_port, opts.overrides, wait_zookeeper)
             processes.append(proc)
             state["brokers"].append({"id": broker_id, "pid": proc.pid, "port": port, "metrics_port": metrics_port})
         _write_state(data_dir, state)
-        from . import probe  # the Kafka protocol: imported while the brokers start
+        from . import probe  # the Kafka protocol: imported while the others start
 
+        if not opts.zookeeper:
+            zookeeper.wait_serving("127.0.0.1", opts.zookeeper_port, opts.timeout_s, zk)
         _say(f"started {len(ids)} brokers, waiting for registration, a controller and Metadata ...")
         addresses = [("127.0.0.1", b["port"]) for b in state["brokers"]]
         view = asyncio.run(probe.wait_ready(addresses, ids, opts.timeout_s))
@@ -96,12 +100,14 @@ def up(opts: UpOptions) -> int:
 
 
 def _start_broker(broker_id: int, port: int, zk_connect: str, data_dir: Path, metrics_port: int,
-                  overrides: tuple[str, ...]) -> subprocess.Popen:
+                  overrides: tuple[str, ...], wait_zookeeper: tuple[str, float] | None = None) -> subprocess.Popen:
     config = data_dir / f"broker-{broker_id}.properties"
     config.write_text(broker_properties(broker_id, port, zk_connect, data_dir, metrics_port))
     command = [sys.executable, "-m", "fauxka", "broker", "--config", str(config)]
     for item in overrides:
         command += ["--override", item]
+    if wait_zookeeper:
+        command += ["--wait-zookeeper", wait_zookeeper[0], "--wait-timeout", str(wait_zookeeper[1])]
     out = open(data_dir / f"broker-{broker_id}.out", "ab")
     return subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                             start_new_session=True)

@@ -37,7 +37,7 @@ async def wait_ready(addresses: list[tuple[str, int]], broker_ids: list[int], ti
             last_error = f"brokers seen {[v.brokers for v in views]}, controllers {[v.controller_id for v in views]}"
         except (OSError, asyncio.TimeoutError, Exception) as exc:  # not up yet
             last_error = repr(exc)
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(0.02)
     raise TimeoutError(f"cluster not ready within {timeout_s:.0f}s: {last_error}")
 
 
