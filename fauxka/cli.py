@@ -1,7 +1,10 @@
 """The `fauxka` command line."""
 
 import argparse
+import importlib
+import os
 import sys
+import traceback
 from pathlib import Path
 
 from . import launcher, report, zookeeper
@@ -13,12 +16,13 @@ def main(argv: list[str] | None = None) -> int:
 
     p = sub.add_parser("broker", help="run one broker in the foreground")
     p.add_argument("--config", required=True, help="server.properties file")
-    p.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a property (Kafka's convention); repeatable")
-    p.add_argument("--wait-zookeeper", metavar="HOST:PORT",
-                   help="first wait until this ZooKeeper serves (fauxka up starts brokers and ZooKeeper together)")
-    p.add_argument("--wait-timeout", type=float, default=60.0, metavar="SECONDS",
-                   help="how long --wait-zookeeper waits before the broker tries on its own")
+    _broker_arguments(p)
+
+    p = sub.add_parser("brokers", help="start brokers in processes forked after one import, print their "
+                                       "process ids and return (fauxka up)")
+    p.add_argument("--config", required=True, action="append",
+                   help="server.properties file, one per broker; its output goes to the same path ending in .out")
+    _broker_arguments(p)
 
     p = sub.add_parser("zookeeper", help="run Debian's ZooKeeper in the foreground")
     p.add_argument("--port", type=int, default=2181)
@@ -48,12 +52,14 @@ def main(argv: list[str] | None = None) -> int:
     report.add_arguments(p)
 
     args = parser.parse_args(argv)
-    if argv is None and args.command in ("broker", "up", "status"):
+    if argv is None and args.command in ("broker", "brokers", "up", "status"):
         _without_hypothesis()
     if args.command == "report":
         return report.run(args)
     if args.command == "broker":
         return _broker(args)
+    if args.command == "brokers":
+        return _brokers(args)
     if args.command == "zookeeper":
         return _zookeeper(args)
     if args.command == "up":
@@ -76,8 +82,16 @@ def _without_hypothesis() -> None:
     sys.modules.setdefault("hypothesis", None)
 
 
+def _broker_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a property (Kafka's convention); repeatable")
+    p.add_argument("--wait-zookeeper", metavar="HOST:PORT",
+                   help="first wait until this ZooKeeper serves (fauxka up starts brokers and ZooKeeper together)")
+    p.add_argument("--wait-timeout", type=float, default=60.0, metavar="SECONDS",
+                   help="how long --wait-zookeeper waits before the broker tries on its own")
+
+
 def _broker(args) -> int:
-    from broker.app import run
     from broker.config import ConfigError, load_config
 
     try:
@@ -85,9 +99,62 @@ def _broker(args) -> int:
     except (ConfigError, OSError) as exc:
         print(f"fauxka broker: {exc}", file=sys.stderr)
         return 2
+    return _run_broker(config, args)
+
+
+def _brokers(args) -> int:
+    """Importing the broker is most of its start-up CPU time: import once, then fork a process
+    per broker. Each runs in its own session with its output in its .out file, as if started
+    alone; this process prints their ids and returns once all are forked."""
+    from broker.config import ConfigError, load_config
+
+    importlib.import_module("broker.app")  # what the forked processes share
+    importlib.import_module("uvloop")
+
+    try:
+        configs = [(Path(path), load_config(path, args.override)) for path in args.config]
+    except (ConfigError, OSError) as exc:
+        print(f"fauxka brokers: {exc}", file=sys.stderr)
+        return 2
+    for path, config in configs:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            _forked_broker(path.with_suffix(".out"), config, args)  # never returns
+        print(pid, flush=True)
+    return 0
+
+
+def _forked_broker(out: Path, config, args) -> None:
+    code = 1
+    try:
+        os.setsid()
+        null = os.open(os.devnull, os.O_RDONLY)
+        log = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        os.dup2(null, 0)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        os.close(null)
+        os.close(log)
+        code = _run_broker(config, args)
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code if isinstance(code, int) else 1)  # never back into the forking code
+
+
+def _run_broker(config, args) -> int:
+    from broker.app import run
     import uvloop
 
-    if args.wait_zookeeper:  # the imports above overlapped with ZooKeeper's start
+    if args.wait_zookeeper:  # the imports overlapped with ZooKeeper's start
         host, _, port = args.wait_zookeeper.rpartition(":")
         try:
             zookeeper.wait_serving(host, int(port), args.wait_timeout)

@@ -54,7 +54,8 @@ def up(opts: UpOptions) -> int:
               file=sys.stderr)
         return 1
     state: dict = {"zookeeper": None, "brokers": []}
-    processes: list[subprocess.Popen] = []
+    zk: subprocess.Popen | None = None
+    starter: subprocess.Popen | None = None
     try:
         wait_zookeeper = None
         if opts.zookeeper:
@@ -62,7 +63,6 @@ def up(opts: UpOptions) -> int:
         else:
             _say(f"starting ZooKeeper on 127.0.0.1:{opts.zookeeper_port} ...")
             zk = zookeeper.start(data_dir / "zookeeper", opts.zookeeper_port)
-            processes.append(zk)
             state["zookeeper"] = {"pid": zk.pid, "port": opts.zookeeper_port}
             zk_connect = f"127.0.0.1:{opts.zookeeper_port}"
             # The brokers import while the JVM starts, then wait until ZooKeeper serves.
@@ -72,23 +72,23 @@ def up(opts: UpOptions) -> int:
         for broker_id in ids:
             port = opts.base_port + broker_id - 1
             metrics_port = opts.metrics_base_port + broker_id if opts.metrics_base_port else 0
-            proc = _start_broker(broker_id, port, zk_connect, data_dir, metrics_port, opts.overrides, wait_zookeeper)
-            processes.append(proc)
-            state["brokers"].append({"id": broker_id, "pid": proc.pid, "port": port, "metrics_port": metrics_port})
-        _write_state(data_dir, state)
+            state["brokers"].append({"id": broker_id, "pid": None, "port": port, "metrics_port": metrics_port})
+        starter = _start_brokers(state["brokers"], zk_connect, data_dir, opts.overrides, wait_zookeeper)
         from . import probe  # the Kafka protocol: imported while the others start
 
-        if not opts.zookeeper:
+        _collect_pids(starter, state["brokers"], data_dir, opts.timeout_s)
+        _write_state(data_dir, state)
+        if zk is not None:
             zookeeper.wait_serving("127.0.0.1", opts.zookeeper_port, opts.timeout_s, zk)
         _say(f"started {len(ids)} brokers, waiting for registration, a controller and Metadata ...")
         addresses = [("127.0.0.1", b["port"]) for b in state["brokers"]]
         view = asyncio.run(probe.wait_ready(addresses, ids, opts.timeout_s))
-    except (zookeeper.ZooKeeperError, TimeoutError, OSError) as exc:
+    except (zookeeper.ZooKeeperError, BrokersNotStarted, TimeoutError, OSError) as exc:
         print(f"fauxka up failed: {exc} (logs in {data_dir})", file=sys.stderr)
-        _stop(state)
+        _stop_starting(state, starter, data_dir)
         return 1
     except BaseException:  # Ctrl-C or a bug while starting: leave no process behind
-        _stop(state)
+        _stop_starting(state, starter, data_dir)
         raise
     bootstrap = ",".join(f"{h}:{p}" for h, p in addresses)
     _say(f"ready in {time.monotonic() - started:.2f}s: {len(ids)} brokers, controller {view.controller_id}, "
@@ -96,24 +96,57 @@ def up(opts: UpOptions) -> int:
     _say(f"bootstrap: {bootstrap}")
     if opts.detach:
         return 0
-    return _supervise(state, processes)
+    return _supervise(state, zk)
 
 
-def _start_broker(broker_id: int, port: int, zk_connect: str, data_dir: Path, metrics_port: int,
-                  overrides: tuple[str, ...], wait_zookeeper: tuple[str, float] | None = None) -> subprocess.Popen:
-    config = data_dir / f"broker-{broker_id}.properties"
-    config.write_text(broker_properties(broker_id, port, zk_connect, data_dir, metrics_port))
-    command = [sys.executable, "-m", "fauxka", "broker", "--config", str(config)]
+class BrokersNotStarted(Exception):
+    pass
+
+
+def _start_brokers(brokers: list[dict], zk_connect: str, data_dir: Path, overrides: tuple[str, ...],
+                   wait_zookeeper: tuple[str, float] | None) -> subprocess.Popen:
+    """`fauxka brokers`: one process imports the broker code and forks a process per broker, so
+    that import, most of a broker's start-up CPU time, is paid once. It prints their ids."""
+    command = [sys.executable, "-m", "fauxka", "brokers"]
+    for b in brokers:
+        config = data_dir / f"broker-{b['id']}.properties"  # output: broker-<id>.out
+        config.write_text(broker_properties(b["id"], b["port"], zk_connect, data_dir, b["metrics_port"]))
+        command += ["--config", str(config)]
     for item in overrides:
         command += ["--override", item]
     if wait_zookeeper:
         command += ["--wait-zookeeper", wait_zookeeper[0], "--wait-timeout", str(wait_zookeeper[1])]
-    out = open(data_dir / f"broker-{broker_id}.out", "ab")
-    return subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                            start_new_session=True)
+    with open(data_dir / "brokers.out", "ab") as out:
+        return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=out, stdin=subprocess.DEVNULL,
+                                start_new_session=True)
 
 
-def _supervise(state: dict, processes: list[subprocess.Popen]) -> int:
+def _collect_pids(starter: subprocess.Popen, brokers: list[dict], data_dir: Path, timeout_s: float) -> None:
+    """The forked brokers' process ids, once the starter has forked them all and returned."""
+    try:
+        out, _ = starter.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        starter.kill()
+        out, _ = starter.communicate()
+    for b, pid in zip(brokers, out.split()):
+        b["pid"] = int(pid)
+    if starter.returncode != 0 or any(b["pid"] is None for b in brokers):
+        errors = (data_dir / "brokers.out").read_text(errors="replace").strip().splitlines()
+        raise BrokersNotStarted(f"the brokers did not start (exit code {starter.returncode})"
+                                + (f": {errors[-1]}" if errors else ""))
+
+
+def _stop_starting(state: dict, starter: subprocess.Popen | None, data_dir: Path) -> None:
+    """Stop whatever has started, brokers forked while we were interrupted included."""
+    if starter is not None and starter.returncode is None:
+        try:
+            _collect_pids(starter, state["brokers"], data_dir, 10)
+        except (BrokersNotStarted, OSError, ValueError):
+            pass
+    _stop(state)
+
+
+def _supervise(state: dict, zk: subprocess.Popen | None) -> int:
     """Foreground mode: until Ctrl-C, SIGTERM or a process dying, then stop everything."""
     stop = {"signal": None}
 
@@ -125,10 +158,13 @@ def _supervise(state: dict, processes: list[subprocess.Popen]) -> int:
     _say("press Ctrl-C to stop")
     code = 0
     while stop["signal"] is None:
-        dead = [p for p in processes if p.poll() is not None]
+        if zk is not None and zk.poll() is not None:
+            print(f"ZooKeeper exited with {zk.returncode}; stopping the cluster", file=sys.stderr)
+            code = 1
+            break
+        dead = [b for b in state["brokers"] if not _alive(b["pid"])]  # forked: not our children
         if dead:
-            print(f"process {dead[0].args[-1] if dead[0].args else dead[0].pid} exited with "
-                  f"{dead[0].returncode}; stopping the cluster", file=sys.stderr)
+            print(f"broker {dead[0]['id']} (pid {dead[0]['pid']}) exited; stopping the cluster", file=sys.stderr)
             code = 1
             break
         time.sleep(0.2)
@@ -150,7 +186,7 @@ def down(data_dir: Path) -> int:
 
 def _stop(state: dict, grace_s: float = 10.0) -> None:
     """SIGTERM the brokers and wait (they deregister), then ZooKeeper."""
-    _terminate([b["pid"] for b in state.get("brokers", [])], grace_s)
+    _terminate([b["pid"] for b in state.get("brokers", []) if b.get("pid")], grace_s)
     if state.get("zookeeper"):
         _terminate([state["zookeeper"]["pid"]], grace_s)
     data_dir = state.get("data_dir")
@@ -214,7 +250,7 @@ def _running_state(data_dir: Path) -> bool:
     state = _read_state(data_dir)
     if state is None:
         return False
-    pids = [b["pid"] for b in state.get("brokers", [])] + ([state["zookeeper"]["pid"]] if state.get("zookeeper") else [])
+    pids = [b["pid"] for b in state.get("brokers", []) if b.get("pid")] + ([state["zookeeper"]["pid"]] if state.get("zookeeper") else [])
     return any(_alive(pid) for pid in pids)
 
 
