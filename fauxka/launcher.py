@@ -138,8 +138,8 @@ def _collect_pids(starter: subprocess.Popen, brokers: list[dict], data_dir: Path
 
 def _stop_starting(state: dict, starter: subprocess.Popen | None, data_dir: Path) -> None:
     """Stop whatever has started, brokers forked while we were interrupted included."""
-    if starter is not None and starter.returncode is None:
-        try:
+    if starter is not None and any(b["pid"] is None for b in state["brokers"]):
+        try:  # the starter may have exited meanwhile: its output is still to be read
             _collect_pids(starter, state["brokers"], data_dir, 10)
         except (BrokersNotStarted, OSError, ValueError):
             pass
