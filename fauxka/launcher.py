@@ -122,7 +122,7 @@ def _start_brokers(brokers: list[dict], zk_connect: str, data_dir: Path, overrid
 
 
 def _collect_pids(starter: subprocess.Popen, brokers: list[dict], data_dir: Path, timeout_s: float) -> None:
-    """The forked brokers' process ids, once the starter has forked them all and returned."""
+    """The forked brokers' process ids, once the starter has forked them all and exited."""
     try:
         out, _ = starter.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
@@ -250,7 +250,8 @@ def _running_state(data_dir: Path) -> bool:
     state = _read_state(data_dir)
     if state is None:
         return False
-    pids = [b["pid"] for b in state.get("brokers", []) if b.get("pid")] + ([state["zookeeper"]["pid"]] if state.get("zookeeper") else [])
+    pids = [b["pid"] for b in state.get("brokers", []) if b.get("pid")]
+    pids += [state["zookeeper"]["pid"]] if state.get("zookeeper") else []
     return any(_alive(pid) for pid in pids)
 
 

@@ -14,13 +14,13 @@ JARS = [str(ZOOKEEPER_JAR), "/usr/share/java/slf4j-log4j12.jar", "/usr/share/jav
 CLASSPATH = ":".join(["/etc/zookeeper/conf", *JARS])  # the conf directory brings log4j.properties
 LOG4J_PROPERTIES = Path("/etc/zookeeper/conf/log4j.properties")
 MAIN = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
-# A short-lived, small server: the client JIT and the serial collector start it in about 3/4 of
-# the CPU time of the defaults, and it never runs long enough to miss C2. Log4j's JMX beans
-# (which nobody reads here) cost a noticeable pause at start.
+# A small server on a small machine: the client JIT and the serial collector start it in about
+# 3/4 of the CPU time of the defaults (and bench.bulk_create is no slower: no C2 or G1 threads
+# compete with the brokers). Log4j's JMX beans are not registered: nobody reads them here.
 JVM_FLAGS = ["-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-XX:-UsePerfData",
              "-Dzookeeper.jmx.log4j.disable=true"]
 # Class data sharing: an archive of the classes ZooKeeper loads while starting, made once per
-# JDK and set of jars (see _archive), halves the rest of its start-up CPU time.
+# JDK and set of jars (see _archive), takes a further 0.2-0.3 s of CPU off its start.
 ARCHIVE_DELAY_S = 10  # the archive is dumped this long after the server first serves, niced
 ARCHIVE_LOCK_STALE_S = 120
 
