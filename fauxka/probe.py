@@ -5,7 +5,7 @@ import time
 from dataclasses import dataclass
 
 from broker.protocol.build import build
-from broker.protocol.client import request_once
+from broker.protocol.client import KafkaConnection, request_once
 from broker.protocol.codec import request_schema
 
 
@@ -17,27 +17,55 @@ class ClusterView:
     topics: list[str]
 
 
-async def metadata(host: str, port: int, timeout_s: float) -> ClusterView:
-    request = build(request_schema(3, 12), {"topics": None, "allow_auto_topic_creation": False,
-                                            "include_topic_authorized_operations": False})
-    response = await request_once(host, port, request, timeout_s)
+def _metadata_request():
+    return build(request_schema(3, 12), {"topics": None, "allow_auto_topic_creation": False,
+                                         "include_topic_authorized_operations": False})
+
+
+def _view(response) -> ClusterView:
     return ClusterView(sorted(b.node_id for b in response.brokers), response.controller_id,
                        response.cluster_id, sorted(t.name for t in response.topics))
 
 
+async def metadata(host: str, port: int, timeout_s: float) -> ClusterView:
+    return _view(await request_once(host, port, _metadata_request(), timeout_s))
+
+
 async def wait_ready(addresses: list[tuple[str, int]], broker_ids: list[int], timeout_s: float) -> ClusterView:
-    """Until every broker answers Metadata listing all `broker_ids` and a live controller."""
+    """Until every broker answers Metadata listing all `broker_ids` and a live controller.
+
+    One connection per broker, kept from round to round (a new one only after a failure): a
+    connection per request would leave a TIME_WAIT socket on an ephemeral port each time."""
     deadline = time.monotonic() + timeout_s
     last_error = "no answer yet"
-    while time.monotonic() < deadline:
+    connections: dict[tuple[str, int], KafkaConnection] = {}
+
+    async def ask(address: tuple[str, int]) -> ClusterView:
+        if address not in connections:
+            connections[address] = await KafkaConnection.open(*address, 2.0)
         try:
-            views = await asyncio.gather(*(metadata(h, p, 2.0) for h, p in addresses))
-            if all(v.brokers == sorted(broker_ids) and v.controller_id in broker_ids for v in views):
-                return views[0]
-            last_error = f"brokers seen {[v.brokers for v in views]}, controllers {[v.controller_id for v in views]}"
-        except (OSError, asyncio.TimeoutError, Exception) as exc:  # not up yet
-            last_error = repr(exc)
-        await asyncio.sleep(0.02)
+            return _view(await connections[address].send(_metadata_request(), 2.0))
+        except BaseException:
+            await connections.pop(address).close()
+            raise
+
+    try:
+        while time.monotonic() < deadline:
+            views = await asyncio.gather(*(ask(a) for a in addresses), return_exceptions=True)
+            failed = [v for v in views if isinstance(v, BaseException)]
+            if not failed:
+                if all(v.brokers == sorted(broker_ids) and v.controller_id in broker_ids for v in views):
+                    return views[0]
+                last_error = (f"brokers seen {[v.brokers for v in views]}, "
+                              f"controllers {[v.controller_id for v in views]}")
+            elif not all(isinstance(v, Exception) for v in failed):
+                raise next(v for v in failed if not isinstance(v, Exception))  # cancelled, interrupted
+            else:
+                last_error = repr(failed[0])  # not up yet
+            await asyncio.sleep(0.02)
+    finally:
+        for conn in connections.values():
+            await conn.close()
     raise TimeoutError(f"cluster not ready within {timeout_s:.0f}s: {last_error}")
 
 
