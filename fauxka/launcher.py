@@ -36,6 +36,7 @@ def broker_properties(broker_id: int, port: int, zk_connect: str, data_dir: Path
         "zookeeper.session.timeout.ms=6000",
         f"log.dirs={data_dir / f'broker-{broker_id}' / 'data'}",
         f"log.file={data_dir / f'broker-{broker_id}.log'}",
+        f"audit.log.file={data_dir / f'audit-{broker_id}.log'}",  # `fauxka report --audit <data dir>` reads these
         f"metrics.port={metrics_port}",
         "",
     ])

@@ -1,8 +1,10 @@
 """`fauxka up --detach`, `status` and `down` as a user runs them."""
 
+import json
 import subprocess
 import sys
 
+from tests.admin_helpers import create_topics, topic_spec, unique
 from tests.harness import free_port
 
 
@@ -25,6 +27,11 @@ def test_up_status_down(tmp_path):
         assert status.returncode == 0, status.stderr
         assert "brokers:    1, 2" in status.stdout
         assert "(epoch 1)" in status.stdout
+        # the controller's audit trail lands in the data dir, where `fauxka report` looks
+        name = unique("audited")
+        assert [r.error_code for r in create_topics(f"127.0.0.1:{base}", [topic_spec(name, 1, 1)])] == [0]
+        events = [json.loads(line) for path in data_dir.glob("audit-*.log") for line in path.read_text().splitlines()]
+        assert [(e["resource_name"], e["action"], e["error_code"]) for e in events] == [(name, "CREATE", 0)]
     finally:
         down = fauxka("down", "--data-dir", str(data_dir))
     assert down.returncode == 0, down.stderr
