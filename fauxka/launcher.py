@@ -83,7 +83,7 @@ def up(opts: UpOptions) -> int:
             zookeeper.wait_serving("127.0.0.1", opts.zookeeper_port, opts.timeout_s, zk)
         _say(f"started {len(ids)} brokers, waiting for registration, a controller and Metadata ...")
         addresses = [("127.0.0.1", b["port"]) for b in state["brokers"]]
-        view = asyncio.run(probe.wait_ready(addresses, ids, opts.timeout_s))
+        view = asyncio.run(_wait_ready(probe.wait_ready(addresses, ids, opts.timeout_s), state, zk, data_dir))
     except (zookeeper.ZooKeeperError, BrokersNotStarted, TimeoutError, OSError) as exc:
         print(f"fauxka up failed: {exc} (logs in {data_dir})", file=sys.stderr)
         _stop_starting(state, starter, data_dir)
@@ -132,9 +132,34 @@ def _collect_pids(starter: subprocess.Popen, brokers: list[dict], data_dir: Path
     for b, pid in zip(brokers, out.split()):
         b["pid"] = int(pid)
     if starter.returncode != 0 or any(b["pid"] is None for b in brokers):
-        errors = (data_dir / "brokers.out").read_text(errors="replace").strip().splitlines()
         raise BrokersNotStarted(f"the brokers did not start (exit code {starter.returncode})"
-                                + (f": {errors[-1]}" if errors else ""))
+                                + _last_line(data_dir / "brokers.out"))
+
+
+def _last_line(path: Path) -> str:
+    try:
+        lines = path.read_text(errors="replace").strip().splitlines()
+    except OSError:
+        return ""
+    return f": {lines[-1]}" if lines else ""
+
+
+async def _wait_ready(ready, state: dict, zk: subprocess.Popen | None, data_dir: Path):
+    """`ready`, unless a broker or ZooKeeper exits first: then fail at once, with the reason."""
+    task = asyncio.ensure_future(ready)
+    try:
+        while not task.done():
+            dead = [b for b in state["brokers"] if not _alive(b["pid"])]
+            if dead:
+                raise BrokersNotStarted(f"broker {dead[0]['id']} exited"
+                                        + _last_line(data_dir / f"broker-{dead[0]['id']}.out"))
+            if zk is not None and zk.poll() is not None:
+                raise zookeeper.ZooKeeperError(f"ZooKeeper exited with code {zk.returncode}")
+            await asyncio.wait([task], timeout=0.1)
+        return task.result()
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
 
 
 def _stop_starting(state: dict, starter: subprocess.Popen | None, data_dir: Path) -> None:
