@@ -23,6 +23,20 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def free_ports(count: int) -> int:
+    """The first of `count` consecutive ports that are all free now (fauxka up numbers from a base)."""
+    while True:
+        base = free_port()
+        try:
+            with contextlib.ExitStack() as stack:
+                for port in range(base, base + count):
+                    sock = stack.enter_context(socket.socket())
+                    sock.bind(("127.0.0.1", port))
+            return base
+        except OSError:
+            continue
+
+
 @dataclasses.dataclass(frozen=True)
 class LocalCluster:
     ports: dict[int, int]  # broker id -> Kafka port
@@ -55,7 +69,7 @@ def local_cluster(brokers: int = 3, overrides: tuple[str, ...] = (), zookeeper: 
     """Start (ZooKeeper unless given and) brokers with `fauxka up --detach`; yields a LocalCluster."""
     with tempfile.TemporaryDirectory(prefix="fauxka-bench-") as tmp:
         data_dir = Path(tmp)
-        base, metrics_base = free_port(), free_port()
+        base, metrics_base = free_ports(brokers), free_ports(brokers + 1)
         opts = launcher.UpOptions(brokers=brokers, zookeeper=zookeeper, zookeeper_port=free_port(), data_dir=data_dir,
                                   base_port=base, metrics_base_port=metrics_base, overrides=overrides,
                                   detach=True, timeout_s=60)
