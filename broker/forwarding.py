@@ -95,6 +95,11 @@ class ForwardingManager:
                     continue
                 metrics.forwarding_remote_seconds.observe(time.monotonic() - sent)
                 outcome = self._outcome(ctx, response)
+                if isinstance(outcome, tuple):  # the controller's answer
+                    data, answer = outcome
+                    if request.api.after_forward is not None:
+                        await request.api.after_forward(ctx, request.body, answer)
+                    return data
                 if outcome is not None:
                     return outcome
                 await self._drop(channel)
@@ -103,7 +108,8 @@ class ForwardingManager:
             metrics.forwarding_pending.dec()
 
     def _outcome(self, ctx: "RequestContext", response: Any) -> Any:
-        """What the client gets for the controller's answer; None to retry (NOT_CONTROLLER)."""
+        """What the client gets for the controller's answer: (its bytes, it decoded), an error
+        response, or None to retry (NOT_CONTROLLER)."""
         code = int(response.error_code)
         if code == NOT_CONTROLLER:
             return None
@@ -115,11 +121,11 @@ class ForwardingManager:
             ctx.log.warning("forwarded request failed at the controller", error=code)
             return error_response(ctx.request, UNKNOWN_SERVER_ERROR)
         try:
-            decode_response(response.response_data, request_schema(ctx.request.api.key, ctx.version))
+            _, answer = decode_response(response.response_data, request_schema(ctx.request.api.key, ctx.version))
         except RequestParseError as exc:
             ctx.log.warning("unparsable forwarded response", error=str(exc))
             return error_response(ctx.request, UNKNOWN_SERVER_ERROR)
-        return response.response_data  # the controller's answer, with the client's correlation id
+        return response.response_data, answer  # the controller's answer, with the client's correlation id
 
     async def _retry_later(self, reason: str, deadline: float) -> None:
         self._metrics.forwarding_retries.labels(reason).inc()

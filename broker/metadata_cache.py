@@ -11,7 +11,6 @@ from zkstore.watch_set import WatchSet
 from zkstore import paths as zp
 
 BROKER_CONFIGS = "/config/brokers"  # dynamic broker configs: one child per broker id, and <default>
-TOPIC_LIST_COALESCE_S = 0.02
 USER_CONFIGS = "/config/users"  # one child per (sanitized) user: SCRAM credentials and quotas
 
 
@@ -45,8 +44,7 @@ class MetadataCache:
         self._watch("data", zp.CONTROLLER, self._on_controller)
         self._watch("data", zp.CONTROLLER_EPOCH, self._on_controller_epoch)
         self._watch("data", zp.CLUSTER_ID, self._on_cluster_id)
-        # The topic list is read whole after every change: a burst of creations costs one read.
-        self._watches.add("children", zp.TOPICS, self._on_topics, coalesce_s=TOPIC_LIST_COALESCE_S)
+        self._watch("children", zp.TOPICS, self._on_topics)
         self._watch("children", zp.DELETE_TOPICS, self._on_delete_topics)
         self._watch("children", BROKER_CONFIGS, self._on_broker_config_entities)
         self._watch("children", USER_CONFIGS, self._on_user_config_entities)

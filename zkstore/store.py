@@ -293,11 +293,9 @@ class ZkStore:
         """Call `callback(data_and_stat or None)` on the loop now and after every change of `path`."""
         return self._add_watch(_Watch(self, path, "data", callback))
 
-    def watch_children(self, path: str, callback: Callable[[list[str] | None], None],
-                       coalesce_s: float = 0.0) -> "_Watch":
-        """Call `callback(children or None)` on the loop now and after every change of `path`'s children.
-        With `coalesce_s`, a change is re-read that much later, so a burst of changes costs one read."""
-        return self._add_watch(_Watch(self, path, "children", callback, coalesce_s))
+    def watch_children(self, path: str, callback: Callable[[list[str] | None], None]) -> "_Watch":
+        """Call `callback(children or None)` on the loop now and after every change of `path`'s children."""
+        return self._add_watch(_Watch(self, path, "children", callback))
 
     def _add_watch(self, watch: "_Watch") -> "_Watch":
         self._watches.add(watch)
@@ -314,10 +312,8 @@ class _Watch:
 
     _generations = itertools.count()
 
-    def __init__(self, store: ZkStore, path: str, kind: str, callback: Callable[[Any], None],
-                 coalesce_s: float = 0.0):
+    def __init__(self, store: ZkStore, path: str, kind: str, callback: Callable[[Any], None]):
         self.store, self.path, self.kind, self.callback = store, path, kind, callback
-        self.coalesce_s = coalesce_s
         self.cancelled = False
         self.paused = False
         self._generation = -1
@@ -346,13 +342,7 @@ class _Watch:
         if event.type == EventType.NONE or self.cancelled or self.paused:
             return
         if self.store._call_soon(self.store._read_started):  # queued before the read's answer can be
-            if self.coalesce_s:  # a one-shot watch: nothing fires again until the re-read re-arms it
-                self.store._call_soon(self._read_later)
-            else:
-                self._read()
-
-    def _read_later(self) -> None:  # on the loop; still counted in pending_reads meanwhile
-        self.store._loop.call_later(self.coalesce_s, self._read)
+            self._read()
 
     def _read(self) -> None:
         """Start a read; exactly one _settle follows on the loop."""

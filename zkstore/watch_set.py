@@ -14,9 +14,8 @@ class WatchSet:
         self._unsynced: set[str] = set()
         self._synced = asyncio.Event()
 
-    def add(self, kind: str, path: str, callback: Callable[[Any], None], coalesce_s: float = 0.0) -> None:
-        """Watch `path` ("data" or "children") unless already watched (coalesce_s: children only,
-        see ZkStore.watch_children)."""
+    def add(self, kind: str, path: str, callback: Callable[[Any], None]) -> None:
+        """Watch `path` ("data" or "children") unless already watched."""
         if path in self._watches:
             return
         self._unsynced.add(path)
@@ -25,10 +24,8 @@ class WatchSet:
             callback(value)
             self._settled(path)
 
-        if kind == "data":
-            self._watches[path] = self._zk.watch_data(path, first_then_callback)
-        else:
-            self._watches[path] = self._zk.watch_children(path, first_then_callback, coalesce_s)
+        add = self._zk.watch_data if kind == "data" else self._zk.watch_children
+        self._watches[path] = add(path, first_then_callback)
 
     def remove(self, path: str) -> None:
         watch = self._watches.pop(path, None)

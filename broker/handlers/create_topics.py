@@ -61,6 +61,15 @@ async def _create(ctx, controller, request) -> list[dict]:
     return results
 
 
+async def after_forward(ctx, request, response) -> None:
+    """A forwarding broker passes the answer on once its own cache shows the created topics with
+    leaders (bounded by the request's timeout): the client's next Metadata here finds them."""
+    created = {t.name for t in response.topics if int(t.error_code) == 0}
+    if created and not request.validate_only and timeout_ms(request) > 0:
+        cache_admin = ctx.broker.admin
+        await cache_admin.purgatory.wait(created, cache_admin.have_leaders, timeout_ms(request) / 1000)
+
+
 def _result(name: str, code: int, message: str | None) -> dict:
     return {"name": name, "topic_id": ZERO_UUID, "error_code": code, "error_message": message,
             "topic_config_error_code": 0, "num_partitions": -1, "replication_factor": -1, "configs": ()}

@@ -9,6 +9,15 @@ INVALID_REQUEST, UNKNOWN_TOPIC_OR_PARTITION, TOPIC_DELETION_DISABLED, UNKNOWN_TO
 TOPIC_AUTHORIZATION_FAILED = 29
 
 
+async def after_forward(ctx, request, response) -> None:
+    """A forwarding broker passes the answer on once its own cache no longer lists the deleted
+    topics (bounded by the request's timeout)."""
+    deleted = {r.name for r in response.responses if int(r.error_code) == 0 and r.name is not None}
+    if deleted and timeout_ms(request) > 0:
+        cache_admin = ctx.broker.admin
+        await cache_admin.purgatory.wait(deleted, cache_admin.gone, timeout_ms(request) / 1000)
+
+
 def _requested(ctx, request) -> list[tuple[str | None, object]]:
     if ctx.version >= 6:
         return [(t.name, t.topic_id or ZERO_UUID) for t in request.topics]

@@ -32,12 +32,18 @@ class Api:
         a response refuses the request there (e.g. token requests on a PLAINTEXT connection)."""
         return _functions(self.name)[1]
 
+    @property
+    def after_forward(self) -> Callable[[Any, Any, Any], Awaitable[None]] | None:
+        """The handler module's `after_forward(ctx, body, response)`, awaited by the forwarding
+        broker before it passes the controller's answer on (e.g. until its own cache shows it)."""
+        return _functions(self.name)[2]
+
 
 @functools.cache
-def _functions(name: str) -> tuple[Callable, Callable | None]:
-    """The handler module's `handle` and optional `precheck`."""
+def _functions(name: str) -> tuple[Callable, Callable | None, Callable | None]:
+    """The handler module's `handle` and optional `precheck` and `after_forward`."""
     module = importlib.import_module(f"broker.handlers.{name}")
-    return module.handle, getattr(module, "precheck", None)
+    return module.handle, getattr(module, "precheck", None), getattr(module, "after_forward", None)
 
 
 TABLE: dict[int, Api] = {
