@@ -1,7 +1,7 @@
 """`bench/run`: every fauxka benchmark in one command, each figure the median of several runs and
 every comparison a ratio taken in the same run; prints a table and rewrites bench/README.md.
 
-    .venv/bin/python -m bench.run [--runs 3] [--quick]
+    .venv/bin/python -m bench.run [--runs 5] [--quick]
 """
 
 import argparse
@@ -97,7 +97,7 @@ def machine() -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="100 topics instead of 1,000 (a smoke run)")
     args = parser.parse_args()
     topics, singles = (100, 160) if args.quick else (1000, 1000)
@@ -178,6 +178,9 @@ METHOD = """Method:
   what librdkafka (confluent-kafka) sends; kafka-python and aiokafka send v3. The kio encode
   cost is measured in the benchmark process on the same answer.
 - RSS is each broker's VmRSS, idle after start and again after every benchmark above.
+- The machine is a shared VM: the same commit's figures move by up to a factor 2 between runs
+  of this command (the kio encode and loopback rows, pure CPU and kernel measurements, move with
+  them), which is why every comparison is a ratio taken within one round.
 Individual benchmarks: `python -m bench.bulk_create`, `python -m bench.forwarding`,
 `python -m bench.report_bench`.""".splitlines()
 
