@@ -219,9 +219,10 @@ class MetadataCache:
         names = self._listed = set(children or ())
         for gone in set(self.topics) - names:
             self._drop_topic(gone)
-        for name in names:
-            if name not in self._owned and zp.topic_path(name) not in self._watches:
-                self._watch_topic(name)
+        # Every topic in the cache is watched or recorded by this controller (owned): only the
+        # others need a look, as set operations, not a path per listed topic.
+        for name in names - self.topics.keys() - self._owned:
+            self._watch_topic(name)  # idempotent: a watch whose first read is pending stays as it is
 
     def _watch_topic(self, name: str) -> None:
         self._watch("data", zp.topic_path(name), lambda v, t=name: self._on_topic(t, v))
