@@ -5,7 +5,6 @@ import dataclasses
 import json
 import os
 import re
-import socket
 import tempfile
 import time
 import urllib.request
@@ -15,26 +14,7 @@ from broker.protocol.build import build
 from broker.protocol.client import KafkaConnection
 from broker.protocol.codec import request_schema
 from fauxka import launcher
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def free_ports(count: int) -> int:
-    """The first of `count` consecutive ports that are all free now (fauxka up numbers from a base)."""
-    while True:
-        base = free_port()
-        try:
-            with contextlib.ExitStack() as stack:
-                for port in range(base, base + count):
-                    sock = stack.enter_context(socket.socket())
-                    sock.bind(("127.0.0.1", port))
-            return base
-        except OSError:
-            continue
+from fauxka.ports import free_ports
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,7 +50,7 @@ def local_cluster(brokers: int = 3, overrides: tuple[str, ...] = (), zookeeper: 
     with tempfile.TemporaryDirectory(prefix="fauxka-bench-") as tmp:
         data_dir = Path(tmp)
         base, metrics_base = free_ports(brokers), free_ports(brokers + 1)
-        opts = launcher.UpOptions(brokers=brokers, zookeeper=zookeeper, zookeeper_port=free_port(), data_dir=data_dir,
+        opts = launcher.UpOptions(brokers=brokers, zookeeper=zookeeper, zookeeper_port=free_ports(), data_dir=data_dir,
                                   base_port=base, metrics_base_port=metrics_base, overrides=overrides,
                                   detach=True, timeout_s=60)
         with contextlib.redirect_stdout(None):

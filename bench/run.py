@@ -20,7 +20,7 @@ from fauxka import zookeeper
 
 from .bulk_create import create_request
 from . import costs, forwarding
-from .common import cache_size, controller_of, delta, free_port, local_cluster, wait_caches, zk_requests
+from .common import cache_size, controller_of, delta, free_ports, local_cluster, wait_caches, zk_requests
 
 TARGETS = {  # issue 7's targets on the 2-core machine
     "startup": "<= 2 s", "bulk": "<= 2 s", "ratio_median": "<= 1.5x", "ratio_p99": "<= 2x",
@@ -103,7 +103,7 @@ def main() -> None:
     topics, singles = (100, 160) if args.quick else (1000, 1000)
     startup = timed_startups(args.runs)
     with tempfile.TemporaryDirectory(prefix="fauxka-bench-zk-") as tmp:
-        zk_port = free_port()
+        zk_port = free_ports()
         zk = zookeeper.start(Path(tmp), zk_port)
         try:
             zookeeper.wait_serving("127.0.0.1", zk_port, 30, zk)

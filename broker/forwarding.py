@@ -98,7 +98,7 @@ class ForwardingManager:
                 if isinstance(outcome, tuple):  # the controller's answer
                     data, answer = outcome
                     if request.api.after_forward is not None:
-                        await request.api.after_forward(ctx, request.body, answer)
+                        await request.api.after_forward(ctx, request.body, answer, received)
                     return data
                 if outcome is not None:
                     return outcome

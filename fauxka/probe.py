@@ -2,6 +2,7 @@
 
 import asyncio
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from broker.protocol.build import build
@@ -31,8 +32,10 @@ async def metadata(host: str, port: int, timeout_s: float) -> ClusterView:
     return _view(await request_once(host, port, _metadata_request(), timeout_s))
 
 
-async def wait_ready(addresses: list[tuple[str, int]], broker_ids: list[int], timeout_s: float) -> ClusterView:
+async def wait_ready(addresses: list[tuple[str, int]], broker_ids: list[int], timeout_s: float,
+                     check: Callable[[], None] = lambda: None) -> ClusterView:
     """Until every broker answers Metadata listing all `broker_ids` and a live controller.
+    `check` runs before each round and raises to give up early (a broker process has exited).
 
     One connection per broker, kept from round to round (a new one only after a failure): a
     connection per request would leave a TIME_WAIT socket on an ephemeral port each time."""
@@ -51,6 +54,7 @@ async def wait_ready(addresses: list[tuple[str, int]], broker_ids: list[int], ti
 
     try:
         while time.monotonic() < deadline:
+            check()
             views = await asyncio.gather(*(ask(a) for a in addresses), return_exceptions=True)
             failed = [v for v in views if isinstance(v, BaseException)]
             if not failed:

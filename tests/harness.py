@@ -9,7 +9,6 @@ import itertools
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -18,22 +17,17 @@ from pathlib import Path
 import structlog
 
 from fauxka import probe, zookeeper
+from fauxka.ports import free_ports
 from zkstore import ZkStore
 
 SESSION_TIMEOUT_MS = 2000
 _chroots = itertools.count(1)
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 class ZooKeeperServer:
     def __init__(self, data_dir: Path):
         self.data_dir = data_dir
-        self.port = free_port()
+        self.port = free_ports()
         self.process: subprocess.Popen | None = None
 
     def start(self) -> None:
@@ -56,9 +50,9 @@ class BrokerProcess:
         """`extra_listeners`: listener name -> security protocol, bound next to PLAINTEXT (which stays
         the inter-broker listener and the one `address` names)."""
         self.broker_id = broker_id
-        self.port = free_port()
-        self.listener_ports = {name: free_port() for name in extra_listeners or {}}
-        self.metrics_port = free_port()
+        self.port = free_ports()
+        self.listener_ports = {name: free_ports() for name in extra_listeners or {}}
+        self.metrics_port = free_ports()
         self.work_dir = work_dir
         self.config = work_dir / f"broker-{broker_id}.properties"
         self.log_file = work_dir / f"broker-{broker_id}.log"
@@ -124,7 +118,15 @@ class Cluster:
     def wait_ready(self, timeout_s: float = 30, ids: list[int] | None = None) -> probe.ClusterView:
         ids = ids or list(self.brokers)
         addresses = [self.brokers[i].address for i in ids]
-        return asyncio.run(probe.wait_ready(addresses, ids, timeout_s))
+
+        def none_exited():
+            for i in ids:
+                broker = self.brokers[i]
+                if broker.process is not None and broker.process.poll() is not None:
+                    lines = broker.out_file.read_text(errors="replace").strip().splitlines()
+                    raise RuntimeError(f"broker {i} exited with {broker.process.returncode}: {lines[-3:]}")
+
+        return asyncio.run(probe.wait_ready(addresses, ids, timeout_s, none_exited))
 
     def stop(self) -> None:
         for broker in self.brokers.values():

@@ -1,5 +1,6 @@
 """Pieces the admin handlers share: who is asking, timeouts, the controller check."""
 
+import time
 import uuid
 
 from controller.audit import Caller
@@ -17,6 +18,14 @@ def caller(ctx) -> Caller:
 
 def timeout_ms(request) -> int:
     return int(request.timeout.total_seconds() * 1000)
+
+
+def forwarded_wait_s(ctx, request, received: float) -> float:
+    """How long a forwarding broker may still wait on its own cache (after_forward): what is left
+    of the request's timeout and of request.timeout.ms, both counted from when it received the
+    request, so the wait never stretches the client's request past either."""
+    limit_ms = min(timeout_ms(request), ctx.config["request.timeout.ms"])
+    return received + limit_ms / 1000 - time.monotonic()
 
 
 def admin(ctx):

@@ -9,7 +9,8 @@ from controller.topic_configs import effective_topic_configs
 
 from ..protocol.build import build, entity_class
 from ..protocol.codec import response_schema
-from .admin_common import NOT_CONTROLLER, ZERO_UUID, admin, audit_denied, caller, dynamic_broker_layers, timeout_ms
+from .admin_common import (NOT_CONTROLLER, ZERO_UUID, admin, audit_denied, caller, dynamic_broker_layers,
+                           forwarded_wait_s, timeout_ms)
 
 _KEY = 19
 _FIRST_WITH_CONFIGS = 5  # v5 added the topic's configs, counts and config error code to the response
@@ -61,13 +62,13 @@ async def _create(ctx, controller, request) -> list[dict]:
     return results
 
 
-async def after_forward(ctx, request, response) -> None:
+async def after_forward(ctx, request, response, received: float) -> None:
     """A forwarding broker passes the answer on once its own cache shows the created topics with
     leaders (bounded by the request's timeout): the client's next Metadata here finds them."""
     created = {t.name for t in response.topics if int(t.error_code) == 0}
     if created and not request.validate_only and timeout_ms(request) > 0:
         cache_admin = ctx.broker.admin
-        await cache_admin.purgatory.wait(created, cache_admin.have_leaders, timeout_ms(request) / 1000)
+        await cache_admin.purgatory.wait(created, cache_admin.have_leaders, forwarded_wait_s(ctx, request, received))
 
 
 def _result(name: str, code: int, message: str | None) -> dict:

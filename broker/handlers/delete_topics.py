@@ -2,20 +2,20 @@
 
 from ..protocol.build import build
 from ..protocol.codec import response_schema
-from .admin_common import NOT_CONTROLLER, ZERO_UUID, admin, audit_denied, caller, timeout_ms
+from .admin_common import NOT_CONTROLLER, ZERO_UUID, admin, audit_denied, caller, forwarded_wait_s, timeout_ms
 
 _KEY = 20
 INVALID_REQUEST, UNKNOWN_TOPIC_OR_PARTITION, TOPIC_DELETION_DISABLED, UNKNOWN_TOPIC_ID = 42, 3, 73, 100
 TOPIC_AUTHORIZATION_FAILED = 29
 
 
-async def after_forward(ctx, request, response) -> None:
+async def after_forward(ctx, request, response, received: float) -> None:
     """A forwarding broker passes the answer on once its own cache no longer lists the deleted
     topics (bounded by the request's timeout)."""
     deleted = {r.name for r in response.responses if int(r.error_code) == 0 and r.name is not None}
     if deleted and timeout_ms(request) > 0:
         cache_admin = ctx.broker.admin
-        await cache_admin.purgatory.wait(deleted, cache_admin.gone, timeout_ms(request) / 1000)
+        await cache_admin.purgatory.wait(deleted, cache_admin.gone, forwarded_wait_s(ctx, request, received))
 
 
 def _requested(ctx, request) -> list[tuple[str | None, object]]:

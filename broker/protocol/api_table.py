@@ -33,9 +33,10 @@ class Api:
         return _functions(self.name)[1]
 
     @property
-    def after_forward(self) -> Callable[[Any, Any, Any], Awaitable[None]] | None:
-        """The handler module's `after_forward(ctx, body, response)`, awaited by the forwarding
-        broker before it passes the controller's answer on (e.g. until its own cache shows it)."""
+    def after_forward(self) -> Callable[[Any, Any, Any, float], Awaitable[None]] | None:
+        """The handler module's `after_forward(ctx, body, response, received)`, awaited by the
+        forwarding broker before it passes the controller's answer on (e.g. until its own cache
+        shows it); `received` is the monotonic time the forwarding broker read the request."""
         return _functions(self.name)[2]
 
 

@@ -5,14 +5,14 @@ from confluent_kafka.admin import (AclBinding, AclBindingFilter, AclOperation, A
                                    ConfigResource, NewTopic, ResourcePatternType, ResourceType,
                                    ScramCredentialInfo, ScramMechanism, UserScramCredentialUpsertion)
 
+from fauxka.ports import free_ports
 from tests.admin_helpers import unique
-from tests.harness import free_port
 from tests.integration.test_client_quotas import alter, describe, key
 from tests.integration.test_launcher import fauxka
 
 
 def test_whole_cluster_restart_keeps_everything(tmp_path):
-    zk_port, base = free_port(), free_port()
+    zk_port, base = free_ports(), free_ports(2)  # brokers listen on base and base + 1
     data_dir = tmp_path / "cluster"
     args = ["--brokers", "2", "--data-dir", str(data_dir), "--zookeeper-port", str(zk_port), "--base-port", str(base),
             "--metrics-base-port", "0", "--detach", "--timeout", "60",

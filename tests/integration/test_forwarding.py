@@ -1,10 +1,8 @@
 """Envelope forwarding (KIP-590) with real brokers: any broker accepts admin writes."""
 
-import ipaddress
 import re
 import signal
 import subprocess
-import sys
 import threading
 import time
 import urllib.request
@@ -13,8 +11,8 @@ from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, C
 
 from broker.protocol.codec import decode_response, encode_request, request_schema
 from broker.protocol.principal import serialize_principal
+from fauxka.ports import free_ports
 from tests.admin_helpers import create_topics, errors, send, topic_spec, unique
-from tests.harness import free_port
 
 
 def forwarded_count(cluster, broker_id: int) -> float:
@@ -111,7 +109,7 @@ def build_create(name: str) -> bytes:
 
 
 def test_an_envelope_on_a_client_listener_closes_the_connection(make_cluster, tmp_path):
-    client_port, broker_port = free_port(), free_port()
+    client_port, broker_port = free_ports(), free_ports()
     cluster = make_cluster(1, {
         "listeners": f"CLIENT://127.0.0.1:{client_port},BROKER://127.0.0.1:{broker_port}",
         "listener.security.protocol.map": "CLIENT:PLAINTEXT,BROKER:PLAINTEXT",
@@ -170,9 +168,10 @@ def test_controller_killed_while_forwards_are_in_flight(make_cluster):
     for thread in threads:
         thread.join(60)
     assert not any(t.is_alive() for t in threads), "a client hung"
-    assert outcomes and all(elapsed < 8 + 2 for _, _, elapsed in outcomes)
+    slowest = sorted(outcomes, key=lambda o: o[2])[-3:]
+    assert outcomes and all(elapsed < 8 + 2 for _, _, elapsed in outcomes), slowest
     codes = {code for _, code, _ in outcomes}
-    assert codes <= {0, 7, 41, 36}, codes
+    assert codes <= {0, 7, 41, 36}, outcomes
     for name, code, _ in outcomes:
         exists = cluster.zk_get(f"/brokers/topics/{name}") is not None
         if code == 0:
@@ -195,6 +194,3 @@ def test_the_exposition_passes_promtool(cluster):
         result = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, timeout=30)
         assert result.returncode == 0, result.stdout + result.stderr
 
-
-def _unused():  # keep imports honest for linters
-    return ipaddress, sys

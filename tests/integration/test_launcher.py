@@ -4,8 +4,8 @@ import json
 import subprocess
 import sys
 
+from fauxka.ports import free_ports
 from tests.admin_helpers import create_topics, topic_spec, unique
-from tests.harness import free_port
 
 
 def fauxka(*args, timeout=90):
@@ -13,7 +13,7 @@ def fauxka(*args, timeout=90):
 
 
 def test_up_status_down(tmp_path):
-    zk_port, base = free_port(), free_port()
+    zk_port, base = free_ports(), free_ports(2)  # brokers listen on base and base + 1
     data_dir = tmp_path / "cluster"
     up = fauxka("up", "--brokers", "2", "--data-dir", str(data_dir), "--zookeeper-port", str(zk_port),
                 "--base-port", str(base), "--metrics-base-port", "0", "--detach", "--timeout", "60")
