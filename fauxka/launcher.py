@@ -83,7 +83,8 @@ def up(opts: UpOptions) -> int:
             zookeeper.wait_serving("127.0.0.1", opts.zookeeper_port, opts.timeout_s, zk)
         _say(f"started {len(ids)} brokers, waiting for registration, a controller and Metadata ...")
         addresses = [("127.0.0.1", b["port"]) for b in state["brokers"]]
-        view = asyncio.run(_wait_ready(probe.wait_ready(addresses, ids, opts.timeout_s), state, zk, data_dir))
+        view = asyncio.run(probe.wait_ready(addresses, ids, opts.timeout_s,
+                                            lambda: _check_running(state, zk, data_dir)))
     except (zookeeper.ZooKeeperError, BrokersNotStarted, TimeoutError, OSError) as exc:
         print(f"fauxka up failed: {exc} (logs in {data_dir})", file=sys.stderr)
         _stop_starting(state, starter, data_dir)
@@ -144,22 +145,13 @@ def _last_line(path: Path) -> str:
     return f": {lines[-1]}" if lines else ""
 
 
-async def _wait_ready(ready, state: dict, zk: subprocess.Popen | None, data_dir: Path):
-    """`ready`, unless a broker or ZooKeeper exits first: then fail at once, with the reason."""
-    task = asyncio.ensure_future(ready)
-    try:
-        while not task.done():
-            dead = [b for b in state["brokers"] if not _alive(b["pid"])]
-            if dead:
-                raise BrokersNotStarted(f"broker {dead[0]['id']} exited"
-                                        + _last_line(data_dir / f"broker-{dead[0]['id']}.out"))
-            if zk is not None and zk.poll() is not None:
-                raise zookeeper.ZooKeeperError(f"ZooKeeper exited with code {zk.returncode}")
-            await asyncio.wait([task], timeout=0.1)
-        return task.result()
-    finally:
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
+def _check_running(state: dict, zk: subprocess.Popen | None, data_dir: Path) -> None:
+    """Raise, with the reason, once a broker or ZooKeeper has exited: `up` fails at once."""
+    dead = [b for b in state["brokers"] if not _alive(b["pid"])]
+    if dead:
+        raise BrokersNotStarted(f"broker {dead[0]['id']} exited" + _last_line(data_dir / f"broker-{dead[0]['id']}.out"))
+    if zk is not None and zk.poll() is not None:
+        raise zookeeper.ZooKeeperError(f"ZooKeeper exited with code {zk.returncode}")
 
 
 def _stop_starting(state: dict, starter: subprocess.Popen | None, data_dir: Path) -> None:

@@ -1,6 +1,7 @@
 """`fauxka up --detach`, `status` and `down` as a user runs them."""
 
 import json
+import socket
 import subprocess
 import sys
 
@@ -38,3 +39,18 @@ def test_up_status_down(tmp_path):
     assert not (data_dir / "cluster.json").exists()
     after = fauxka("status", "--bootstrap", f"127.0.0.1:{base}")
     assert "no answer" in after.stdout
+
+
+def test_up_fails_with_the_reason_when_a_broker_exits(tmp_path):
+    """A broker that cannot bind its port exits; `up` says which and why, and stops the rest."""
+    zk_port, base = free_ports(), free_ports(2)
+    data_dir = tmp_path / "cluster"
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", base + 1))
+        taken.listen()
+        up = fauxka("up", "--brokers", "2", "--data-dir", str(data_dir), "--zookeeper-port", str(zk_port),
+                    "--base-port", str(base), "--metrics-base-port", "0", "--detach", "--timeout", "60")
+    assert up.returncode == 1
+    assert "broker 2 exited" in up.stderr and "address already in use" in up.stderr, up.stderr
+    assert not (data_dir / "cluster.json").exists()
+    assert "no answer" in fauxka("status", "--bootstrap", f"127.0.0.1:{base}").stdout
