@@ -25,10 +25,9 @@ def free_ports(count: int = 1) -> int:
     it too, so one could take the port between the pick and the listener's bind. Remembering
     what was handed out keeps two brokers of one cluster from being told the same port."""
     ceiling = _ephemeral_range_start()
-    rng = random.Random()
     while True:
         if ceiling - count > _FLOOR:
-            base = rng.randrange(_FLOOR, ceiling - count)
+            base = random.randrange(_FLOOR, ceiling - count)
         else:  # an unusual ephemeral range: take what bind(0) gives
             with socket.socket() as sock:
                 sock.bind(("127.0.0.1", 0))
