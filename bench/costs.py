@@ -10,7 +10,7 @@ import uuid
 from broker.handlers.create_topics import _config_entity
 from broker.protocol.build import build
 from broker.protocol.codec import encode_response, response_schema
-from controller.topic_configs import effective_topic_configs
+from model.topic_configs import effective_topic_configs
 
 
 def answer(version: int):

@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from controller.acl_model import SUPPORTED_OPERATIONS, ResourceType, to_bit_field
+from model.acl_model import SUPPORTED_OPERATIONS, ResourceType, to_bit_field
 
 from .protocol.codec import Request
 

@@ -11,7 +11,7 @@ A change to a LITERAL resource is announced by /kafka-acl-changes/acl_changes_<s
 
 import json
 
-from .acl_model import (RESOURCE_TYPES, AccessControlEntry, AclOperation, AclPermissionType, PatternType,
+from model.acl_model import (RESOURCE_TYPES, AccessControlEntry, AclOperation, AclPermissionType, PatternType,
                         ResourcePattern, ResourceType, parse_principal)
 
 LITERAL_ROOT = "/kafka-acl"

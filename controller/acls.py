@@ -17,7 +17,7 @@ from zkstore.fenced import ControllerMoved
 from zkstore.store import Op
 
 from . import errors as E
-from .acl_model import (CLUSTER_NAME, AccessControlEntry, AclBinding, AclBindingFilter, ResourcePattern,
+from model.acl_model import (CLUSTER_NAME, AccessControlEntry, AclBinding, AclBindingFilter, ResourcePattern,
                         ResourceType, parse_principal)
 from .acl_znodes import change_notification, decode_acls, encode_acls, resource_path
 from .audit import Caller

@@ -14,7 +14,7 @@ import random
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from controller.topic_names import java_int_hash, scala_set_order
+from model.topic_names import java_int_hash, scala_set_order
 
 UNKNOWN_SERVER_ERROR = -1  # AdminOperationException is no ApiException; Kafka sends no message
 INVALID_PARTITIONS = 37

@@ -1,6 +1,6 @@
 """Broker-level configs as Kafka 3.4 (ZooKeeper mode) reports and changes them.
 
-- The catalogue: every key fauxka knows (broker/config.py's BROKER_CONFIGS that are Kafka keys,
+- The catalogue: every key fauxka knows (model/broker_keys.py's BROKER_CONFIGS that are Kafka keys,
   the broker synonyms of topic configs, and DynamicConfig.Broker's three dynamic-only keys) with
   Kafka's type, default and dynamic updatability (DynamicBrokerConfig.AllDynamicConfigs).
 - `validate_dynamic_change`: DynamicBrokerConfig.validate as AlterConfigs and IncrementalAlterConfigs
@@ -17,11 +17,11 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from broker.config import BROKER_CONFIGS
+from model.broker_keys import BROKER_CONFIGS
 
-from .topic_config_catalogue import (BROKER_SYNONYM_DEFS, BROKER_SYNONYM_GROUPS, LONG_MAX, TOPIC_CONFIGS, Validator,
+from model.topic_config_catalogue import (BROKER_SYNONYM_DEFS, BROKER_SYNONYM_GROUPS, LONG_MAX, TOPIC_CONFIGS, Validator,
                                      at_least)
-from .topic_configs import (ConfigEntry, ConfigSource, ConfigSynonym, ConfigType, ConfigValidationError,
+from model.topic_configs import (ConfigEntry, ConfigSource, ConfigSynonym, ConfigType, ConfigValidationError,
                             _ensure_valid, _merge_broker_layers, _parse, _to_string)
 
 DEFAULT_ENTITY = "<default>"  # ConfigEntityName.Default: /config/brokers/<default>

@@ -29,7 +29,7 @@ from . import errors as E
 from .audit import Caller
 from .errors import AdminError
 from .policy import TopicAction
-from .topic_configs import TOPIC_CONFIGS, ConfigValidationError, validate_topic_configs
+from model.topic_configs import TOPIC_CONFIGS, ConfigValidationError, validate_topic_configs
 
 TOPIC, BROKER, BROKER_LOGGER = 2, 4, 8
 RESOURCE_TYPES = {TOPIC: "TOPIC", BROKER: "BROKER", BROKER_LOGGER: "BROKER_LOGGER"}

@@ -22,7 +22,7 @@ from .assignment import AssignmentError, BrokerMeta, add_partitions
 from .audit import Caller
 from .errors import AdminError
 from .policy import TopicAction, TopicState
-from .topic_names import java_string_hash, scala_set_order
+from model.topic_names import java_string_hash, scala_set_order
 from .topics import initial_state
 
 DUPLICATE = "Duplicate topic in request."

@@ -1,14 +1,14 @@
 """AlterUserScramCredentials in ZK mode (Kafka's ZkAdminManager.alterUserScramCredentials):
 the checks in Kafka's order and messages, then one fenced write per user of
 /config/users/<sanitized user> (other keys, quotas, kept) with its config change notification.
-Credentials are stored in Kafka's format (broker.auth.scram); nothing secret is ever logged."""
+Credentials are stored in Kafka's format (model.scram_credential); nothing secret is ever logged."""
 
 import asyncio
 import time
 from collections import Counter
 from dataclasses import dataclass
 
-from broker.auth.scram import BY_TYPE, MAX_ITERATIONS, MIN_ITERATIONS, credential_from_salted, credential_to_string
+from model.scram_credential import BY_TYPE, MAX_ITERATIONS, MIN_ITERATIONS, credential_from_salted, credential_to_string
 from zkstore import MultiFailed, ZkUnavailable
 from zkstore import paths as zp
 from zkstore.fenced import ControllerMoved

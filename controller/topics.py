@@ -15,8 +15,8 @@ from zkstore import paths as zp
 from . import errors as E
 from .assignment import AssignmentError, BrokerMeta, assign_replicas, validate_create_assignment
 from .errors import AdminError
-from .topic_configs import ConfigValidationError, effective_topic_configs, validate_topic_configs
-from .topic_names import colliding_topics, has_collision_chars, validate_topic_name
+from model.topic_configs import ConfigValidationError, effective_topic_configs, validate_topic_configs
+from model.topic_names import colliding_topics, has_collision_chars, validate_topic_name
 
 NO_NUM_PARTITIONS = -1
 NO_REPLICATION_FACTOR = -1

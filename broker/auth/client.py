@@ -5,8 +5,10 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
+from model.scram_credential import MECHANISMS
+
 from ..protocol.codec import request_schema
-from .scram import MECHANISMS, ScramClient, ScramError
+from .scram import ScramClient, ScramError
 
 SASL_HANDSHAKE, SASL_AUTHENTICATE = 17, 36
 

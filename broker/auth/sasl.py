@@ -15,11 +15,12 @@ import hmac
 from typing import Callable
 
 from controller.quotas import sanitize
+from model.scram_credential import MECHANISMS, ScramCredential, credential_from_string
 
 from ..protocol.codec import RequestParseError
 from ..protocol.framing import with_size_prefix
 from .sasl_config import ListenerSasl
-from .scram import MECHANISMS, ScramCredential, ScramError, ScramServer, credential_from_string
+from .scram import ScramError, ScramServer
 
 UNSUPPORTED_SASL_MECHANISM, ILLEGAL_SASL_STATE, SASL_AUTHENTICATION_FAILED = 33, 34, 58
 API_VERSIONS, SASL_HANDSHAKE, SASL_AUTHENTICATE = 18, 17, 36

@@ -1,20 +1,15 @@
-"""SCRAM (RFC 5802, RFC 7677) as Kafka implements it: the math (ScramFormatter), the stored
-credential format (ScramCredentialUtils), the messages (ScramMessages), and both ends of the
-exchange (ScramSaslServer for the broker, a client for inter-broker connections).
+"""SCRAM (RFC 5802, RFC 7677) as Kafka implements it: the messages (ScramMessages) and both ends
+of the exchange (ScramSaslServer for the broker, a client for inter-broker connections). The math
+and the stored credential format (ScramFormatter, ScramCredentialUtils) are model/scram_credential.py.
 """
 
 import base64
-import binascii
 import hashlib
 import hmac
 import re
-import secrets
-from dataclasses import dataclass
 
-MIN_ITERATIONS, MAX_ITERATIONS = 4096, 16384
-# mechanism name -> (hashlib name, wire type of AlterUserScramCredentials / DescribeUserScramCredentials)
-MECHANISMS = {"SCRAM-SHA-256": ("sha256", 1), "SCRAM-SHA-512": ("sha512", 2)}
-BY_TYPE = {wire: name for name, (_, wire) in MECHANISMS.items()}
+from model.scram_credential import (MIN_ITERATIONS, ScramCredential, b64, hash_name, hmac_of, salted_password,
+                                    sasl_name, secure_random_string, username_of)
 
 
 class ScramError(Exception):
@@ -24,88 +19,6 @@ class ScramError(Exception):
     def __init__(self, message: str, public: bool = False):
         super().__init__(message)
         self.public = public
-
-
-@dataclass(frozen=True)
-class ScramCredential:
-    salt: bytes
-    stored_key: bytes
-    server_key: bytes
-    iterations: int
-
-
-def _hash(mechanism: str) -> str:
-    return MECHANISMS[mechanism][0]
-
-
-def hmac_of(mechanism: str, key: bytes, data: bytes) -> bytes:
-    return hmac.new(key, data, _hash(mechanism)).digest()
-
-
-def salted_password(mechanism: str, password: str, salt: bytes, iterations: int) -> bytes:
-    """Hi(Normalize(password), salt, i): PBKDF2 with HMAC and one block, i.e. the digest size."""
-    return hashlib.pbkdf2_hmac(_hash(mechanism), password.encode(), salt, iterations)
-
-
-def credential_from_salted(mechanism: str, salt: bytes, salted: bytes, iterations: int) -> ScramCredential:
-    """ScramFormatter.generateCredential(salt, saltedPassword, iterations)."""
-    client_key = hmac_of(mechanism, salted, b"Client Key")
-    stored_key = hashlib.new(_hash(mechanism), client_key).digest()
-    return ScramCredential(salt, stored_key, hmac_of(mechanism, salted, b"Server Key"), iterations)
-
-
-def new_credential(mechanism: str, password: str, iterations: int, salt: bytes | None = None) -> ScramCredential:
-    salt = secure_random_string().encode() if salt is None else salt
-    return credential_from_salted(mechanism, salt, salted_password(mechanism, password, salt, iterations), iterations)
-
-
-def secure_random_string() -> str:
-    """ScramFormatter.secureRandomString: a random 130-bit number in base 36."""
-    value, digits = secrets.randbits(130), []
-    while True:
-        value, digit = divmod(value, 36)
-        digits.append("0123456789abcdefghijklmnopqrstuvwxyz"[digit])
-        if value == 0:
-            return "".join(reversed(digits))
-
-
-def _b64(data: bytes) -> str:
-    return base64.b64encode(data).decode()
-
-
-def credential_to_string(credential: ScramCredential) -> str:
-    """What Kafka stores under the mechanism's key in /config/users/<user>."""
-    return (f"salt={_b64(credential.salt)},stored_key={_b64(credential.stored_key)},"
-            f"server_key={_b64(credential.server_key)},iterations={credential.iterations}")
-
-
-def credential_from_string(text: str) -> ScramCredential:
-    """ScramCredentialUtils.credentialFromString; ValueError as Kafka's IllegalArgumentException."""
-    props = {}
-    for token in text.split(","):
-        index = token.find("=")
-        if index <= 0:
-            raise ValueError(f"Credentials not valid: {text}")
-        props[token[:index]] = token[index + 1:]
-    if set(props) != {"salt", "stored_key", "server_key", "iterations"}:
-        raise ValueError(f"Credentials not valid: {text}")
-    try:
-        salt, stored, server = (base64.b64decode(props[k], validate=True) for k in ("salt", "stored_key", "server_key"))
-    except binascii.Error as exc:
-        raise ValueError(f"Credentials not valid: {exc}") from None
-    return ScramCredential(salt, stored, server, int(props["iterations"]))
-
-
-def sasl_name(username: str) -> str:
-    return username.replace("=", "=3D").replace(",", "=2C")
-
-
-def username_of(name: str) -> str:
-    """ScramFormatter.username: ValueError on an '=' that is not =2C or =3D."""
-    username = name.replace("=2C", ",")
-    if "=" in username.replace("=3D", ""):
-        raise ValueError(f"Invalid username: {name}")
-    return username.replace("=3D", "=")
 
 
 # --- messages (ScramMessages' patterns) ------------------------------------------------------
@@ -198,7 +111,7 @@ class ScramServer:
         ext = ",".join(f"{k}={v}" for k, v in extensions.items())
         self._first_bare = f"n={match['saslname']},r={match['nonce']}" + (f",{ext}" if ext else "")
         nonce = match["nonce"] + secure_random_string()
-        self._server_first = f"r={nonce},s={_b64(credential.salt)},i={credential.iterations}"
+        self._server_first = f"r={nonce},s={b64(credential.salt)},i={credential.iterations}"
         self._nonce, self._credential, self.username = nonce, credential, username
         self.authorization_id, self.token_authenticated = authorization_id, token
         self._step = self._final
@@ -209,14 +122,14 @@ class ScramServer:
         if not match["nonce"].endswith(self._nonce):
             raise ScramError("Invalid client nonce in the final client message.")
         channel = base64.b64decode(match["channel"])
-        auth = f"{self._first_bare},{self._server_first},c={_b64(channel)},r={match['nonce']}".encode()
+        auth = f"{self._first_bare},{self._server_first},c={b64(channel)},r={match['nonce']}".encode()
         credential = self._credential
         signature = hmac_of(self.mechanism, credential.stored_key, auth)
-        computed = hashlib.new(_hash(self.mechanism), _xor(signature, base64.b64decode(match["proof"]))).digest()
+        computed = hashlib.new(hash_name(self.mechanism), _xor(signature, base64.b64decode(match["proof"]))).digest()
         if not hmac.compare_digest(computed, credential.stored_key):
             raise ScramError("Invalid client credentials")
         self.complete = True
-        return f"v={_b64(hmac_of(self.mechanism, credential.server_key, auth))}".encode()
+        return f"v={b64(hmac_of(self.mechanism, credential.server_key, auth))}".encode()
 
 
 class ScramClient:
@@ -244,10 +157,10 @@ class ScramClient:
         without_proof = f"c=biws,r={nonce}"
         auth = f"{self._first_bare},{server_first.decode()},{without_proof}".encode()
         client_key = hmac_of(self.mechanism, salted, b"Client Key")
-        stored_key = hashlib.new(_hash(self.mechanism), client_key).digest()
+        stored_key = hashlib.new(hash_name(self.mechanism), client_key).digest()
         proof = _xor(client_key, hmac_of(self.mechanism, stored_key, auth))
         self._expected = hmac_of(self.mechanism, hmac_of(self.mechanism, salted, b"Server Key"), auth)
-        return f"{without_proof},p={_b64(proof)}".encode()
+        return f"{without_proof},p={b64(proof)}".encode()
 
     def verify(self, server_final: bytes) -> None:
         match = _match(SERVER_FINAL, server_final, "server final")

@@ -11,7 +11,7 @@ from controller.tokens import TOKEN_CHANGES, TOKENS, TokenInfo, TokenSettings, b
 from zkstore import ZkStore
 from zkstore.watch_set import WatchSet
 
-from .scram import MECHANISMS, MIN_ITERATIONS, ScramCredential, new_credential
+from model.scram_credential import MECHANISMS, MIN_ITERATIONS, ScramCredential, new_credential
 
 
 class TokenCache:

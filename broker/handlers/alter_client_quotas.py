@@ -1,7 +1,7 @@
 """AlterClientQuotas v0-v1: translate to controller.quotas and back (controller only)."""
 
 from controller import quotas
-from controller.acl_model import CLUSTER_NAME
+from model.acl_model import CLUSTER_NAME
 
 from ..protocol.build import build
 from ..protocol.codec import response_schema

@@ -1,6 +1,6 @@
 """What AlterConfigs and IncrementalAlterConfigs share: both answer through controller.configs."""
 
-from controller.acl_model import CLUSTER_NAME
+from model.acl_model import CLUSTER_NAME
 from controller.configs import TOPIC, AlterOp, ResourceChange, alter_configs
 
 from ..protocol.build import build

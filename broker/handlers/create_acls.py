@@ -1,6 +1,6 @@
 """CreateAcls v1-v3 (Kafka's AclApis.handleCreateAcls): Alter on the Cluster, then controller.acls."""
 
-from controller.acl_model import CLUSTER_NAME, filter_only_value, has_unknown_code, new_binding
+from model.acl_model import CLUSTER_NAME, filter_only_value, has_unknown_code, new_binding
 from controller.acls import create_acls
 
 from ..protocol.build import build

@@ -3,9 +3,9 @@
 import functools
 from collections import Counter
 
-from controller.acl_model import CLUSTER_NAME
+from model.acl_model import CLUSTER_NAME
 from controller.topics import NewTopic
-from controller.topic_configs import effective_topic_configs
+from model.topic_configs import effective_topic_configs
 
 from ..protocol.build import build, entity_class
 from ..protocol.codec import response_schema

@@ -1,6 +1,6 @@
 """DeleteAcls v1-v3 (Kafka's AclApis.handleDeleteAcls): Alter on the Cluster, then controller.acls."""
 
-from controller.acl_model import CLUSTER_NAME, has_unknown_code, new_filter
+from model.acl_model import CLUSTER_NAME, has_unknown_code, new_filter
 from controller.acls import delete_acls
 
 from ..protocol.build import build

@@ -4,7 +4,7 @@ ZkAdminManager.describeClientQuotas does: the same reads, the same filter, the s
 import asyncio
 
 from controller import errors as E
-from controller.acl_model import CLUSTER_NAME
+from model.acl_model import CLUSTER_NAME
 from controller.errors import AdminError
 from controller.quotas import (CLIENT_ID, IP, IP_KEYS, JAVA_DOUBLE, QUOTA_KEYS, USER, decode_config,
                                desanitize_entity, sanitize_entity)

@@ -2,10 +2,10 @@
 (Kafka's ConfigHelper.describeConfigs, 3.4)."""
 
 from controller import broker_configs as bc
-from controller.acl_model import CLUSTER_NAME
+from model.acl_model import CLUSTER_NAME
 from controller.configs import BROKER, BROKER_LOGGER, TOPIC, java_int
-from controller.topic_configs import ConfigSource, ConfigValidationError, effective_topic_configs
-from controller.topic_names import validate_topic_name
+from model.topic_configs import ConfigSource, ConfigValidationError, effective_topic_configs
+from model.topic_names import validate_topic_name
 
 from ..protocol.build import build
 from ..protocol.codec import response_schema

@@ -3,7 +3,7 @@ ZkAdminManager.describeUserScramCredentials does (mechanisms and iterations, nev
 
 from collections import Counter
 
-from broker.auth.scram import MECHANISMS, credential_from_string
+from model.scram_credential import MECHANISMS, credential_from_string
 from controller import errors as E
 from controller.quotas import sanitize
 

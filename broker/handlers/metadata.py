@@ -2,8 +2,8 @@
 
 import uuid
 
-from controller.acl_model import CLUSTER_NAME
-from controller.topic_names import validate_topic_name
+from model.acl_model import CLUSTER_NAME
+from model.topic_names import validate_topic_name
 
 from ..protocol.build import build
 from ..protocol.codec import response_schema

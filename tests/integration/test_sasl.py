@@ -230,7 +230,7 @@ def test_scram_credentials_then_clients_authenticate(sasl_cluster):
 def test_scram_exchange_with_raw_tokens(sasl_cluster):
     user = unique("legacy")
     upsert = {"name": user, "mechanism": 1, "iterations": 4096, "salt": b"s", "salted_password": b""}
-    from broker.auth.scram import salted_password
+    from model.scram_credential import salted_password
     upsert["salted_password"] = salted_password("SCRAM-SHA-256", "pw", b"s", 4096)
     results = send(sasl_cluster.controller_address(), 51, 0, {"deletions": [], "upsertions": [upsert]}).results
     assert [(r.user, int(r.error_code)) for r in results] == [(user, 0)]

@@ -1,6 +1,7 @@
 import pytest
 
-from broker.config import BROKER_CONFIGS, ConfigError, config_from_dict, load_config
+from broker.config import ConfigError, config_from_dict, load_config
+from model.broker_keys import BROKER_CONFIGS
 from broker.properties import parse_properties
 
 BASE = {"broker.id": "1", "zookeeper.connect": "127.0.0.1:2181"}

@@ -5,7 +5,7 @@ import uuid
 
 from controller.assignment import BrokerMeta
 from controller.partitions import increase_ops, kafka_map_order, mixed_racks, triage
-from controller.topic_names import java_string_hash, scala_set_order
+from model.topic_names import java_string_hash, scala_set_order
 from zkstore import paths as zp
 
 

@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from broker.config import BROKER_CONFIGS
+from model.broker_keys import BROKER_CONFIGS
 
 README = (Path(__file__).parents[2] / "README.md").read_text()
 

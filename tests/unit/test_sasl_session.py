@@ -3,6 +3,7 @@ import asyncio
 import pytest
 
 from broker.auth import scram
+from model import scram_credential
 from broker.auth.jaas import PLAIN_MODULE, SCRAM_MODULE, JaasEntry
 from broker.auth.sasl import IllegalSaslState, SaslSession
 from broker.auth.sasl_config import ListenerSasl
@@ -12,7 +13,7 @@ from broker.config import Endpoint
 SETTINGS = ListenerSasl("CLIENT", ("PLAIN", "SCRAM-SHA-256"), {
     "PLAIN": JaasEntry(PLAIN_MODULE, "REQUIRED", {"user_alice": "secret"}),
     "SCRAM-SHA-256": JaasEntry(SCRAM_MODULE, "REQUIRED", {})})
-CREDENTIAL = scram.new_credential("SCRAM-SHA-256", "pw", 4096)
+CREDENTIAL = scram_credential.new_credential("SCRAM-SHA-256", "pw", 4096)
 
 
 def session():

@@ -3,6 +3,7 @@ import base64
 import pytest
 
 from broker.auth import scram
+from model import scram_credential
 from broker.auth.sasl import AuthenticationFailed, check_plain
 from controller.scram import Deletion, Upsertion, apply, check
 
@@ -12,7 +13,7 @@ SERVER_NONCE = "%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0"
 
 
 def test_rfc7677_sha256_vector(monkeypatch):
-    credential = scram.new_credential("SCRAM-SHA-256", "pencil", 4096, SALT)
+    credential = scram_credential.new_credential("SCRAM-SHA-256", "pencil", 4096, SALT)
     server = scram.ScramServer("SCRAM-SHA-256", lambda user: credential if user == "user" else None)
     monkeypatch.setattr(scram, "secure_random_string", lambda: SERVER_NONCE)
     first = server.evaluate(f"n,,n=user,r={CLIENT_NONCE}".encode())
@@ -24,19 +25,19 @@ def test_rfc7677_sha256_vector(monkeypatch):
 
 
 def test_credential_string_round_trip_and_kafka_format():
-    credential = scram.new_credential("SCRAM-SHA-512", "secret", 8192, b"salt")
-    text = scram.credential_to_string(credential)
+    credential = scram_credential.new_credential("SCRAM-SHA-512", "secret", 8192, b"salt")
+    text = scram_credential.credential_to_string(credential)
     assert text.startswith("salt=c2FsdA==,stored_key=") and text.endswith(",iterations=8192")
     assert [kv.split("=", 1)[0] for kv in text.split(",")] == ["salt", "stored_key", "server_key", "iterations"]
-    assert scram.credential_from_string(text) == credential
+    assert scram_credential.credential_from_string(text) == credential
     for bad in ("salt=c2FsdA==,iterations=4096", "nonsense", "salt=!!,stored_key=,server_key=,iterations=1"):
         with pytest.raises(ValueError):
-            scram.credential_from_string(bad)
+            scram_credential.credential_from_string(bad)
 
 
 @pytest.mark.parametrize("mechanism", ["SCRAM-SHA-256", "SCRAM-SHA-512"])
 def test_client_and_server_agree(mechanism):
-    credential = scram.new_credential(mechanism, "p@ss,word=", 4096)
+    credential = scram_credential.new_credential(mechanism, "p@ss,word=", 4096)
     server = scram.ScramServer(mechanism, {"al,i=ce": credential}.get)
     client = scram.ScramClient(mechanism, "al,i=ce", "p@ss,word=")
     client.verify(server.evaluate(client.final(server.evaluate(client.first()))))
@@ -44,7 +45,7 @@ def test_client_and_server_agree(mechanism):
 
 
 def test_server_failures():
-    credential = scram.new_credential("SCRAM-SHA-256", "right", 4096)
+    credential = scram_credential.new_credential("SCRAM-SHA-256", "right", 4096)
     lookup = {"alice": credential}.get
     server = scram.ScramServer("SCRAM-SHA-256", lookup)
     client = scram.ScramClient("SCRAM-SHA-256", "alice", "wrong")
@@ -58,16 +59,16 @@ def test_server_failures():
     with pytest.raises(scram.ScramError, match="authorization id") as err:
         scram.ScramServer("SCRAM-SHA-256", lookup).evaluate(b"n,a=bob,n=alice,r=abc")
     assert err.value.public
-    weak = scram.new_credential("SCRAM-SHA-256", "right", 1000)
+    weak = scram_credential.new_credential("SCRAM-SHA-256", "right", 1000)
     with pytest.raises(scram.ScramError, match="less than the minimum 4096"):
         scram.ScramServer("SCRAM-SHA-256", {"alice": weak}.get).evaluate(b"n,,n=alice,r=abc")
 
 
 def test_sasl_names():
-    assert scram.sasl_name("a=b,c") == "a=3Db=2Cc"
-    assert scram.username_of("a=3Db=2Cc") == "a=b,c"
+    assert scram_credential.sasl_name("a=b,c") == "a=3Db=2Cc"
+    assert scram_credential.username_of("a=3Db=2Cc") == "a=b,c"
     with pytest.raises(ValueError):
-        scram.username_of("a=b")
+        scram_credential.username_of("a=b")
 
 
 def test_plain():
@@ -111,5 +112,5 @@ def test_alter_checks_in_kafkas_order():
 def test_apply_keeps_other_keys_and_stores_kafkas_format():
     props = apply({"producer_byte_rate": "1024", "SCRAM-SHA-512": "old"}, [Deletion("a", 2)], [_up("a", 1, 8192)])
     assert set(props) == {"producer_byte_rate", "SCRAM-SHA-256"}
-    credential = scram.credential_from_string(props["SCRAM-SHA-256"])
-    assert credential == scram.credential_from_salted("SCRAM-SHA-256", b"salt", b"salted", 8192)
+    credential = scram_credential.credential_from_string(props["SCRAM-SHA-256"])
+    assert credential == scram_credential.credential_from_salted("SCRAM-SHA-256", b"salt", b"salted", 8192)

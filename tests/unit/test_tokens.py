@@ -8,6 +8,7 @@ import json
 import pytest
 
 from broker.auth import scram
+from model import scram_credential
 from broker.config import config_from_dict
 from controller import tokens
 
@@ -81,7 +82,7 @@ def test_settings_need_a_secret_and_accept_the_old_name():
 @pytest.mark.parametrize("mechanism", ["SCRAM-SHA-256", "SCRAM-SHA-512"])
 def test_scram_login_with_a_token(mechanism):
     password = base64.b64encode(tokens.create_hmac("tok", "secret")).decode()
-    credential = scram.new_credential(mechanism, password, 4096)
+    credential = scram_credential.new_credential(mechanism, password, 4096)
     server = scram.ScramServer(mechanism, lambda user: None, {"tok": ("alice", credential)}.get)
     client = scram.ScramClient(mechanism, "tok", password, {"tokenauth": "true"})
     client.verify(server.evaluate(client.final(server.evaluate(client.first()))))
@@ -91,7 +92,7 @@ def test_scram_login_with_a_token(mechanism):
 
 def test_scram_token_login_failures():
     password = "pw"
-    credential = scram.new_credential("SCRAM-SHA-256", password, 4096)
+    credential = scram_credential.new_credential("SCRAM-SHA-256", password, 4096)
     users = scram.ScramServer("SCRAM-SHA-256", {"tok": credential}.get)  # no tokens: tokenauth fails
     with pytest.raises(scram.ScramError, match="Token Authentication failed: Invalid tokenId : tok"):
         users.evaluate(scram.ScramClient("SCRAM-SHA-256", "tok", password, {"tokenauth": "true"}).first())

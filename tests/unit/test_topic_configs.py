@@ -1,6 +1,6 @@
 import pytest
 
-from controller.topic_configs import (
+from model.topic_configs import (
     BROKER_SYNONYM_KEYS,
     TOPIC_CONFIGS,
     ConfigSource,

@@ -1,6 +1,6 @@
-"""Topic name rules and collisions (controller/topic_names.py) against Kafka's Topic.java."""
+"""Topic name rules and collisions (model/topic_names.py) against Kafka's Topic.java."""
 
-from controller.topic_names import (
+from model.topic_names import (
     colliding_topics,
     has_collision,
     has_collision_chars,

@@ -6,7 +6,7 @@
 - `effective_topic_configs`: the entries ConfigHelper.createTopicConfigEntry builds for
   DescribeConfigs and for the `configs` of a CreateTopics v5+ response.
 
-The table of configs is in `controller.topic_config_catalogue`.
+The table of configs is in `model.topic_config_catalogue`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Kafka 3.4's topic-level configs (LogConfig) and their broker-level synonyms (KafkaConfig).
 
-Pure data; the logic lives in `controller.topic_configs`. Order matters:
+Pure data; the logic lives in `model.topic_configs`. Order matters:
 
 - `TOPIC_CONFIGS` is in LogConfig's definition order, which is the order in which
   ConfigDef.parse checks values (so the first bad value in this order is the one reported).

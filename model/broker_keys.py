@@ -1,0 +1,120 @@
+"""The broker key catalogue: Kafka's server.properties key names, types and defaults.
+
+`BROKER_CONFIGS` names every key fauxka knows (Kafka's KafkaConfig definitions and fauxka's own);
+broker/config.py parses a file against it, the controller's DescribeConfigs / AlterConfigs rules
+(controller/broker_configs.py) describe and validate against it. Plain data, no I/O.
+"""
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+@dataclass(frozen=True, slots=True)
+class ConfigKey:
+    name: str
+    type: str  # int | bool | string | list | password
+    default: Any
+    check: Callable[[Any], str | None] | None = None  # returns a complaint, or None
+    doc: str = ""
+    used: bool = True  # False: a Kafka key fauxka accepts and does not act on (yet)
+
+
+def at_least(low: int) -> Callable[[int], str | None]:
+    return lambda v: None if v >= low else f"Value must be at least {low}"
+
+
+def _key(name, type_, default, check=None, doc="", used=True) -> ConfigKey:
+    return ConfigKey(name, type_, default, check, doc, used)
+
+
+BROKER_CONFIGS: dict[str, ConfigKey] = {
+    k.name: k
+    for k in (
+        _key("broker.id", "int", None, at_least(0), "This broker's id; required."),
+        _key("broker.rack", "string", None, doc="Rack of the broker, used by rack-aware assignment."),
+        _key("listeners", "list", ["PLAINTEXT://:9092"], doc="NAME://host:port listeners to bind."),
+        _key("advertised.listeners", "list", None, doc="Listeners published in ZooKeeper; default: listeners."),
+        _key("listener.security.protocol.map", "list",
+             ["PLAINTEXT:PLAINTEXT", "SSL:SSL", "SASL_PLAINTEXT:SASL_PLAINTEXT", "SASL_SSL:SASL_SSL"],
+             doc="Listener name to security protocol."),
+        _key("inter.broker.listener.name", "string", None,
+             doc="Listener brokers use between each other; default: the PLAINTEXT one."),
+        _key("sasl.enabled.mechanisms", "list", ["PLAIN"],
+             doc="Mechanisms of SASL_PLAINTEXT listeners: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 "
+                 "(fauxka's default is PLAIN; Kafka's is GSSAPI)."),
+        _key("sasl.mechanism.inter.broker.protocol", "string", "PLAIN",
+             doc="Mechanism brokers authenticate with on a SASL inter-broker listener (fauxka's default is "
+                 "PLAIN; Kafka's is GSSAPI)."),
+        _key("sasl.jaas.config", "password", None, used=False,
+             doc="Ignored by brokers, as in Kafka: use listener.name.<listener>.<mechanism>.sasl.jaas.config."),
+        _key("sasl.server.max.receive.size", "int", 524288, at_least(1),
+             "Largest frame before and during SASL authentication."),
+        _key("connection.failed.authentication.delay.ms", "int", 100, at_least(0),
+             "Delay before the answer to a failed authentication, after which the connection closes."),
+        _key("zookeeper.connect", "string", None, doc="host:port[,host:port][/chroot]; required."),
+        _key("zookeeper.session.timeout.ms", "int", 18000, at_least(1), "ZooKeeper session timeout."),
+        _key("zookeeper.connection.timeout.ms", "int", None, at_least(1),
+             "How long to wait for ZooKeeper at start-up; default: the session timeout."),
+        _key("num.partitions", "int", 1, at_least(1), "Default partition count of new topics."),
+        _key("default.replication.factor", "int", 1, at_least(1), "Default replication factor of new topics."),
+        _key("auto.create.topics.enable", "bool", False,
+             doc="Metadata for an unknown topic creates it (fauxka's default is false; Kafka's is true)."),
+        _key("delete.topic.enable", "bool", True, doc="Whether DeleteTopics may delete."),
+        _key("socket.request.max.bytes", "int", 104857600, at_least(1),
+             "Largest request frame; a larger one closes the connection."),
+        _key("request.timeout.ms", "int", 30000, at_least(0), "Forwarding deadline to the controller."),
+        _key("log.dirs", "list", None, doc="Data directories (fauxka keeps no logs there yet)."),
+        _key("log.dir", "string", "/tmp/kafka-logs", doc="Used when log.dirs is not set."),
+        _key("audit.log.file", "string", None, doc="fauxka: the controller's audit trail (JSON lines) goes here instead of the log."),
+        _key("log.file", "string", None, doc="fauxka: JSON log lines go here instead of stderr."),
+        _key("log.level", "string", "INFO",
+             lambda v: None if v.upper() in ("DEBUG", "INFO", "WARNING", "ERROR") else "Must be DEBUG, INFO, WARNING or ERROR",
+             "fauxka: log level."),
+        _key("create.topic.policy.class.name", "string", None,
+             doc="KIP-108 CreateTopicPolicy, as a Python import path `package.module:Class`."),
+        _key("alter.config.policy.class.name", "string", None,
+             doc="KIP-108 AlterConfigPolicy, as a Python import path `package.module:Class`."),
+        _key("topic.actions.policy.class.name", "string", None,
+             doc="fauxka: KIP-201 TopicActionsPolicy (replaces the two keys above; setting both is an error)."),
+        _key("advertised.controller", "string", "active",
+             lambda v: None if v in ("active", "self", "random") else "Must be active, self or random",
+             "fauxka: the controller id Metadata and DescribeCluster name: the real one (active), this broker "
+             "(self) or a random live broker (random, KRaft-like); self/random make clients exercise forwarding."),
+        _key("fauxka.admin.blocking", "string", "local",
+             lambda v: None if v in ("local", "cluster") else "Must be local or cluster",
+             "fauxka: admin writes complete when the controller's cache shows them (local) or every live broker's (cluster)."),
+        _key("authorizer.class.name", "string", None,
+             doc="ACL authorizer (Kafka's AclAuthorizer / SimpleAclAuthorizer names, or `module:Class`); unset: allow all."),
+        _key("super.users", "string", None, doc="Principals the authorizer always allows, `;`-separated."),
+        _key("allow.everyone.if.no.acl.found", "bool", False, doc="Allow access to a resource no ACL names."),
+        _key("delegation.token.secret.key", "password", None, doc="Secret of delegation token HMACs; unset: no tokens."),
+        _key("delegation.token.master.key", "password", None, doc="Deprecated alias of delegation.token.secret.key."),
+        *(_key(f"delegation.token.{name}.ms", "int", default, at_least(1), doc) for name, default, doc in (
+            ("max.lifetime", 604800000, "Longest lifetime of a delegation token; renewals never go beyond it."),
+            ("expiry.time", 86400000, "Default renewal period of a delegation token."),
+            ("expiry.check.interval", 3600000, "How often the controller removes expired delegation tokens."))),
+        _key("metrics.port", "int", 0, at_least(0), "fauxka: Prometheus /metrics port; 0 = off."),
+        _key("metrics.host", "string", "127.0.0.1", doc="fauxka: address the /metrics endpoint binds."),
+        # Kafka keys commonly found in server.properties that fauxka accepts without acting on them.
+        *(
+            _key(name, type_, default, used=False, doc="Accepted for compatibility; no effect.")
+            for name, type_, default in (
+                ("num.network.threads", "int", 3),
+                ("num.io.threads", "int", 8),
+                ("socket.send.buffer.bytes", "int", 102400),
+                ("socket.receive.buffer.bytes", "int", 102400),
+                ("num.recovery.threads.per.data.dir", "int", 1),
+                ("offsets.topic.replication.factor", "int", 3),
+                ("transaction.state.log.replication.factor", "int", 3),
+                ("transaction.state.log.min.isr", "int", 2),
+                ("log.retention.check.interval.ms", "int", 300000),
+                ("group.initial.rebalance.delay.ms", "int", 3000),
+                ("controlled.shutdown.enable", "bool", True),
+            )
+        ),
+    )
+}
+
+# Key families passed through to plugins (policies read their own settings).
+# `listener.name.<listener>.<mechanism>.sasl.jaas.config` (checked by broker.auth.sasl_config) and other
+# per-listener overrides.
+PASSTHROUGH_PREFIXES = ("fauxka.policy.", "listener.name.")
