@@ -1,10 +1,10 @@
 """auto.create.topics.enable: Metadata for an unknown topic asks the controller to create it.
 
 As Kafka 3.x's AutoTopicCreationManager: the active controller creates at once
-(the client sees LEADER_NOT_AVAILABLE and retries); another broker forwards a
+(the client sees ErrorCode.leader_not_available and retries); another broker forwards a
 CreateTopics to the controller in the background, inside an envelope carrying
 the client's principal and address, so ACLs, policies and the audit see the
-client (the client sees UNKNOWN_TOPIC_OR_PARTITION and retries). A topic
+client (the client sees ErrorCode.unknown_topic_or_partition and retries). A topic
 already asked for is not asked again.
 """
 
@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from controller.topics import NewTopic
 
+from model.errors import ErrorCode
 from .context import RequestContext
 from .handlers.admin_common import caller
 from .protocol import api_table
@@ -22,7 +23,6 @@ from .protocol.codec import decode_request, encode_request, request_schema
 if TYPE_CHECKING:
     from .app import Broker
 
-LEADER_NOT_AVAILABLE, UNKNOWN_TOPIC_OR_PARTITION = 5, 3
 _CREATE_TOPICS_VERSION = 7
 
 
@@ -49,7 +49,7 @@ class AutoTopicCreator:
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
             task.add_done_callback(lambda _t: self._in_flight.difference_update(fresh))
-        return LEADER_NOT_AVAILABLE if local else UNKNOWN_TOPIC_OR_PARTITION
+        return ErrorCode.leader_not_available if local else ErrorCode.unknown_topic_or_partition
 
     def _defaults(self) -> tuple[int, int]:
         config = self._broker.config

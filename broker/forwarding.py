@@ -2,10 +2,10 @@
 exactly as the client sent it, in an EnvelopeRequest to the controller.
 
 One pipelined connection to the current controller serves every client, so
-clients never wait behind each other. NOT_CONTROLLER or a lost connection:
+clients never wait behind each other. ErrorCode.not_controller or a lost connection:
 forget the channel, wait for the metadata cache to name the controller again
 (or a short backoff), retry, until request.timeout.ms after receipt; then the
-client gets its api's own REQUEST_TIMED_OUT response.
+client gets its api's own ErrorCode.request_timed_out response.
 """
 
 import asyncio
@@ -13,6 +13,8 @@ import functools
 import ipaddress
 import time
 from typing import TYPE_CHECKING, Any
+
+from model.errors import ErrorCode
 
 from .auth.client import SaslClientError, authenticate
 from .config import inter_broker_credentials
@@ -27,8 +29,6 @@ if TYPE_CHECKING:
     from .app import Broker
     from .context import RequestContext
 
-NONE, NOT_CONTROLLER, UNSUPPORTED_VERSION, CLUSTER_AUTHORIZATION_FAILED = 0, 41, 35, 31
-REQUEST_TIMED_OUT, UNKNOWN_SERVER_ERROR = 7, -1
 RETRY_BACKOFF_S = 0.1
 CLIENT_ID_PREFIX = "fauxka-forwarder-"  # the controller reads the forwarding broker's id from it
 
@@ -76,7 +76,7 @@ class ForwardingManager:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     metrics.forwarding_timeouts.labels(request.api.name).inc()
-                    return error_response(request, REQUEST_TIMED_OUT)
+                    return error_response(request, ErrorCode.request_timed_out)
                 metrics.forwarding_queue_length.inc()
                 try:
                     channel = await self._channel_to_controller(remaining)
@@ -109,22 +109,22 @@ class ForwardingManager:
 
     def _outcome(self, ctx: "RequestContext", response: Any) -> Any:
         """What the client gets for the controller's answer: (its bytes, it decoded), an error
-        response, or None to retry (NOT_CONTROLLER)."""
+        response, or None to retry (ErrorCode.not_controller)."""
         code = int(response.error_code)
-        if code == NOT_CONTROLLER:
+        if code == ErrorCode.not_controller:
             return None
-        if code == UNSUPPORTED_VERSION:
+        if code == ErrorCode.unsupported_version:
             raise RequestParseError("the controller cannot parse this request version: closing the client")
-        if code == CLUSTER_AUTHORIZATION_FAILED:
+        if code == ErrorCode.cluster_authorization_failed:
             self._metrics.forwarding_auth_failures.inc()
-        if code != NONE or response.response_data is None:
+        if code != ErrorCode.none or response.response_data is None:
             ctx.log.warning("forwarded request failed at the controller", error=code)
-            return error_response(ctx.request, UNKNOWN_SERVER_ERROR)
+            return error_response(ctx.request, ErrorCode.unknown_server_error)
         try:
             _, answer = decode_response(response.response_data, request_schema(ctx.request.api.key, ctx.version))
         except RequestParseError as exc:
             ctx.log.warning("unparsable forwarded response", error=str(exc))
-            return error_response(ctx.request, UNKNOWN_SERVER_ERROR)
+            return error_response(ctx.request, ErrorCode.unknown_server_error)
         return response.response_data, answer  # the controller's answer, with the client's correlation id
 
     async def _retry_later(self, reason: str, deadline: float) -> None:

@@ -12,16 +12,15 @@ import time
 import weakref
 from dataclasses import dataclass
 
+from model.errors import ErrorCode, KafkaError
 from zkstore import BadVersion, MultiFailed, NoNode, NodeExists, ZkUnavailable
 from zkstore.fenced import ControllerMoved
 from zkstore.store import Op
 
-from . import errors as E
 from model.acl_model import (CLUSTER_NAME, AccessControlEntry, AclBinding, AclBindingFilter, ResourcePattern,
                         ResourceType, parse_principal)
 from .acl_znodes import change_notification, decode_acls, encode_acls, resource_path
 from .audit import Caller
-from .errors import AdminError
 
 INVALID_CLUSTER_NAME = f"The only valid name for the CLUSTER resource is {CLUSTER_NAME}"
 EMPTY_NAME = "Invalid empty resource name"
@@ -34,7 +33,7 @@ _locks = weakref.WeakKeyDictionary()  # AdminController -> asyncio.Lock: this co
 
 @dataclass
 class Outcome:
-    error_code: int = E.NONE
+    error_code: int = ErrorCode.none
     error_message: str | None = None
 
 
@@ -54,11 +53,11 @@ def check_creation(binding: AclBinding) -> None:
     """AclApis.handleCreateAcls' checks, then AclAuthorizer.validateAclBinding's (INVALID_REQUEST)."""
     pattern = binding.pattern
     if pattern.resource_type == ResourceType.CLUSTER and pattern.name != CLUSTER_NAME:
-        raise AdminError(E.INVALID_REQUEST, INVALID_CLUSTER_NAME)
+        raise KafkaError(ErrorCode.invalid_request, INVALID_CLUSTER_NAME)
     if pattern.name == "":
-        raise AdminError(E.INVALID_REQUEST, EMPTY_NAME)
+        raise KafkaError(ErrorCode.invalid_request, EMPTY_NAME)
     if binding.is_unknown or "/" in pattern.name:
-        raise AdminError(E.INVALID_REQUEST, FAILED_TO_CREATE)
+        raise KafkaError(ErrorCode.invalid_request, FAILED_TO_CREATE)
 
 
 async def create_acls(admin, cache, bindings: list[AclBinding], caller: Caller) -> list[Outcome]:
@@ -70,7 +69,7 @@ async def create_acls(admin, cache, bindings: list[AclBinding], caller: Caller) 
         try:
             check_creation(binding)
             by_pattern.setdefault(binding.pattern, []).append(index)
-        except AdminError as exc:
+        except KafkaError as exc:
             outcomes[index] = Outcome(exc.code, exc.message)
     expected: dict[ResourcePattern, tuple[Outcome, tuple]] = {}
     async with _locks.setdefault(admin, asyncio.Lock()):
@@ -119,9 +118,9 @@ async def delete_acls(admin, cache, filters: list[AclBindingFilter], caller: Cal
             outcome, written = await _guarded(admin, pattern, remove)
             for entry, index in deleted.items():
                 results[index].deleted.append(DeletedAcl(AclBinding(pattern, entry), outcome))
-            if outcome.error_code != E.NONE and not deleted:  # failed before reading what it would delete
+            if outcome.error_code != ErrorCode.none and not deleted:  # failed before reading what it would delete
                 for index, _ in matching:
-                    if results[index].outcome.error_code == E.NONE:
+                    if results[index].outcome.error_code == ErrorCode.none:
                         results[index].outcome = outcome
             if deleted and written is not None:
                 expected[pattern] = (outcome, written)
@@ -136,20 +135,20 @@ async def delete_acls(admin, cache, filters: list[AclBindingFilter], caller: Cal
 async def _guarded(admin, pattern: ResourcePattern, transform) -> tuple[Outcome, tuple | None]:
     """_update with Kafka's answers for what can go wrong: the outcome, and the entries written."""
     if not admin.active:
-        return Outcome(E.NOT_CONTROLLER), None
+        return Outcome(ErrorCode.not_controller), None
     try:
         return Outcome(), await _update(admin, pattern, transform)
-    except AdminError as exc:
+    except KafkaError as exc:
         return Outcome(exc.code, exc.message), None
     except ControllerMoved as exc:
         admin.election.resign(str(exc))
-        return Outcome(E.NOT_CONTROLLER), None
+        return Outcome(ErrorCode.not_controller), None
     except ZkUnavailable as exc:
         admin.log.warning("ACL write interrupted", resource=str(pattern), error=str(exc))
-        return Outcome(E.REQUEST_TIMED_OUT), None
+        return Outcome(ErrorCode.request_timed_out), None
     except ValueError as exc:  # a malformed principal, or an unreadable znode: Kafka's ApiException wrapper
         admin.log.info("ACL update failed", resource=str(pattern), error=str(exc))
-        return Outcome(E.UNKNOWN_SERVER_ERROR), None
+        return Outcome(ErrorCode.unknown_server_error), None
 
 
 async def _update(admin, pattern: ResourcePattern, transform) -> tuple[AccessControlEntry, ...]:
@@ -176,12 +175,12 @@ async def _update(admin, pattern: ResourcePattern, transform) -> tuple[AccessCon
         except MultiFailed as failed:
             if failed.index != 0 or not isinstance(failed.cause, (BadVersion, NodeExists, NoNode)):
                 admin.log.error("ACL write failed", path=path, error=repr(failed.cause))
-                raise AdminError(E.UNKNOWN_SERVER_ERROR) from None
+                raise KafkaError(ErrorCode.unknown_server_error) from None
             if isinstance(failed.cause, NoNode) and write.kind == "create":
                 await admin.zk.ensure_path(path.rsplit("/", 1)[0])  # the resource type's znode went away
         await asyncio.sleep(RETRY_BACKOFF_S + random.random() * RETRY_JITTER_S)
     admin.log.error("ACL write kept losing races", path=path)
-    raise AdminError(E.UNKNOWN_SERVER_ERROR)
+    raise KafkaError(ErrorCode.unknown_server_error)
 
 
 async def _settle(admin, cache, expected: dict[ResourcePattern, tuple[Outcome, tuple]]) -> None:

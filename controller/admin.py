@@ -11,16 +11,15 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from model.errors import ErrorCode, KafkaError
 from zkstore import MultiFailed, NodeExists, NoNode, NotEmpty, ZkUnavailable
 from zkstore import paths as zp
 from zkstore.fenced import ControllerMoved, FencedWriter
 from zkstore.store import Op
 
 from . import broker_configs as bc
-from . import errors as E
 from .assignment import BrokerMeta, metadata_cache_broker_order
 from .audit import AuditLog, Caller
-from .errors import AdminError
 from .policy import PolicyViolation, TopicAction, TopicActionRequest, TopicState, load_policies
 from .purgatory import Purgatory
 from .topics import ClusterView, NewTopic, TopicPlan, creation_ops, initial_states, plan_create
@@ -32,7 +31,7 @@ DELETE_ATTEMPTS = 3
 @dataclass
 class TopicOutcome:
     name: str
-    error_code: int = E.NONE
+    error_code: int = ErrorCode.none
     error_message: str | None = None
     plan: TopicPlan | None = None
 
@@ -92,13 +91,13 @@ class AdminController:
                 self.check_policy(TopicAction.DELETE, name, self.state_of(name), None, caller, False)
                 await self._mark_for_deletion(name)
                 marked.append(name)
-            except AdminError as exc:
+            except KafkaError as exc:
                 outcomes[name].error_code, outcomes[name].error_message = exc.code, exc.message
             except ControllerMoved as exc:
                 self.election.resign(str(exc))
-                outcomes[name].error_code = E.NOT_CONTROLLER
+                outcomes[name].error_code = ErrorCode.not_controller
             except ZkUnavailable:
-                outcomes[name].error_code = E.REQUEST_TIMED_OUT
+                outcomes[name].error_code = ErrorCode.request_timed_out
         for name in marked:
             await self._complete_deletion(name)
         deadline = time.monotonic() + timeout_ms / 1000
@@ -107,7 +106,7 @@ class AdminController:
             done = await self.purgatory.wait(set(marked), self.gone, timeout_ms / 1000)
         for name in marked:
             if name not in done:
-                outcomes[name].error_code = E.REQUEST_TIMED_OUT
+                outcomes[name].error_code = ErrorCode.request_timed_out
         await self.wait_cluster(marked, deadline - time.monotonic(), outcomes)
         latency_ms = (time.perf_counter() - started) * 1000
         for outcome in outcomes.values():
@@ -121,7 +120,7 @@ class AdminController:
             await self.writer.write([Op.create(zp.delete_topic_path(name))])
         except MultiFailed as failed:
             if not isinstance(failed.cause, NodeExists):
-                raise AdminError(E.UNKNOWN_SERVER_ERROR, None) from None
+                raise KafkaError(ErrorCode.unknown_server_error, None) from None
             # already marked: Kafka counts this as success and waits for the deletion
 
     async def _complete_deletion(self, name: str) -> None:
@@ -190,14 +189,14 @@ class AdminController:
         view = self.view()
         for topic, outcome in zip(topics, outcomes):
             if counts[topic.name] > 1:
-                outcome.error_code, outcome.error_message = E.INVALID_REQUEST, "Found multiple entries for this topic."
+                outcome.error_code, outcome.error_message = ErrorCode.invalid_request, "Found multiple entries for this topic."
                 continue
             by_name[topic.name] = outcome
             try:
                 outcome.plan = plan_create(topic, view, self.rng)
                 self.check_policy(TopicAction.CREATE, outcome.plan.name, None, _state(outcome.plan), caller,
                                    validate_only, manual_assignment=bool(topic.assignments))
-            except AdminError as exc:
+            except KafkaError as exc:
                 outcome.plan = None
                 outcome.error_code, outcome.error_message = exc.code, exc.message
                 continue
@@ -206,7 +205,7 @@ class AdminController:
         planned = [o.plan for o in by_name.values() if o.plan is not None]
         if not validate_only and planned:
             await self._write_topics(planned, by_name)
-            await self._wait_created([p.name for p in planned if by_name[p.name].error_code == E.NONE],
+            await self._wait_created([p.name for p in planned if by_name[p.name].error_code == ErrorCode.none],
                                      timeout_ms, by_name)
         latency_ms = (time.perf_counter() - started) * 1000
         for outcome in outcomes:
@@ -230,10 +229,10 @@ class AdminController:
         try:
             validate()
         except PolicyViolation as exc:
-            raise AdminError(E.POLICY_VIOLATION, exc.message) from None
+            raise KafkaError(ErrorCode.policy_violation, exc.message) from None
         except Exception as exc:  # a policy bug: Kafka answers UNKNOWN_SERVER_ERROR and logs it
             self.log.exception("policy failed", error=repr(exc), **context)
-            raise AdminError(E.UNKNOWN_SERVER_ERROR, None) from None
+            raise KafkaError(ErrorCode.unknown_server_error, None) from None
 
     async def _write_topics(self, plans: list[TopicPlan], by_name: dict[str, TopicOutcome]) -> None:
         """Every topic's znodes in multi-ops of at most MAX_OPS_PER_MULTI operations, all sent at
@@ -269,11 +268,11 @@ class AdminController:
                 continue
             except ControllerMoved as exc:
                 self.election.resign(str(exc))
-                self._fail(pending, by_name, E.NOT_CONTROLLER, None)
+                self._fail(pending, by_name, ErrorCode.not_controller, None)
                 return
             except ZkUnavailable as exc:
                 self.log.warning("topic write interrupted", error=str(exc))
-                self._fail(pending, by_name, E.REQUEST_TIMED_OUT, None)
+                self._fail(pending, by_name, ErrorCode.request_timed_out, None)
                 return
             finally:
                 if not written:
@@ -297,9 +296,9 @@ class AdminController:
                 del pending[name]
                 outcome = by_name[name]
                 if isinstance(failed.cause, NodeExists):
-                    outcome.error_code, outcome.error_message = E.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists."
+                    outcome.error_code, outcome.error_message = ErrorCode.topic_already_exists, f"Topic '{name}' already exists."
                 else:
-                    outcome.error_code, outcome.error_message = E.UNKNOWN_SERVER_ERROR, None
+                    outcome.error_code, outcome.error_message = ErrorCode.unknown_server_error, None
                     self.log.error("topic write failed", topic=name, error=repr(failed.cause))
                 outcome.plan = None
                 return
@@ -321,13 +320,13 @@ class AdminController:
             done = await self.purgatory.wait(set(names), self.have_leaders, timeout_ms / 1000)
         for name in names:
             if name not in done:
-                by_name[name].error_code, by_name[name].error_message = E.REQUEST_TIMED_OUT, None
+                by_name[name].error_code, by_name[name].error_message = ErrorCode.request_timed_out, None
         await self.wait_cluster(names, deadline - time.monotonic(), by_name)
 
     async def wait_cluster(self, names: list[str], timeout_s: float, outcomes: dict[str, TopicOutcome]) -> None:
         """fauxka.admin.blocking=cluster: also wait until every live broker has applied our
         newest write; topics still successful at the deadline get REQUEST_TIMED_OUT."""
-        waiting = [n for n in names if outcomes[n].error_code == E.NONE]
+        waiting = [n for n in names if outcomes[n].error_code == ErrorCode.none]
         if self.config["fauxka.admin.blocking"] != "cluster" or not waiting:
             return
         version = self.writer.last_version
@@ -338,7 +337,7 @@ class AdminController:
 
         if not await self.purgatory.wait({"*cluster*"}, everyone_applied, max(timeout_s, 0)):
             for name in waiting:
-                outcomes[name].error_code, outcomes[name].error_message = E.REQUEST_TIMED_OUT, None
+                outcomes[name].error_code, outcomes[name].error_message = ErrorCode.request_timed_out, None
 
     def have_leaders(self, topics: set[str]) -> set[str]:
         cache = self.cache

@@ -14,12 +14,9 @@ import random
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
+from model.errors import ErrorCode
 from model.topic_names import java_int_hash, scala_set_order
 
-UNKNOWN_SERVER_ERROR = -1  # AdminOperationException is no ApiException; Kafka sends no message
-INVALID_PARTITIONS = 37
-INVALID_REPLICATION_FACTOR = 38
-INVALID_REPLICA_ASSIGNMENT = 39
 
 _M32 = 0xFFFFFFFF
 _RNG = random.Random()
@@ -40,7 +37,7 @@ class AssignmentError(Exception):
     @property
     def client_message(self) -> str | None:
         """What goes on the wire: ApiError.fromThrowable drops UNKNOWN_SERVER_ERROR's text."""
-        return None if self.error_code == UNKNOWN_SERVER_ERROR else self.message
+        return None if self.error_code == ErrorCode.unknown_server_error else self.message
 
 
 # --- AdminUtils.assignReplicasToBrokers -------------------------------------------------------
@@ -54,17 +51,17 @@ def assign_replicas(brokers: Sequence[BrokerMeta], num_partitions: int, replicat
     placement does not depend on the order. With no fixed start index, the start index and
     then the replica shift are drawn from `rng`, as Kafka draws them from its Random."""
     if num_partitions <= 0:
-        raise AssignmentError(INVALID_PARTITIONS, "Number of partitions must be larger than 0.")
+        raise AssignmentError(ErrorCode.invalid_partitions, "Number of partitions must be larger than 0.")
     if replication_factor <= 0:
-        raise AssignmentError(INVALID_REPLICATION_FACTOR, "Replication factor must be larger than 0.")
+        raise AssignmentError(ErrorCode.invalid_replication_factor, "Replication factor must be larger than 0.")
     if replication_factor > len(brokers):
-        raise AssignmentError(INVALID_REPLICATION_FACTOR, f"Replication factor: {replication_factor} "
+        raise AssignmentError(ErrorCode.invalid_replication_factor, f"Replication factor: {replication_factor} "
                               f"larger than available brokers: {len(brokers)}.")
     if all(b.rack is None for b in brokers):
         ring = [b.id for b in brokers]
         rack_of = None
     elif any(b.rack is None for b in brokers):
-        raise AssignmentError(UNKNOWN_SERVER_ERROR,
+        raise AssignmentError(ErrorCode.unknown_server_error,
                               "Not all brokers have rack information for replica rack aware assignment.")
     else:
         rack_of = {b.id: b.rack for b in brokers}
@@ -185,9 +182,9 @@ def validate_create_assignment(assignment: dict[int, list[int]]) -> None:
     after Topic.validate and the exists/collision checks (see topic_names). `assignment` is
     what the request left once a repeated partition index overwrote the earlier one."""
     if len({len(r) for r in assignment.values()}) != 1:
-        raise AssignmentError(INVALID_REPLICA_ASSIGNMENT, "All partitions should have the same number of replicas")
+        raise AssignmentError(ErrorCode.invalid_replica_assignment, "All partitions should have the same number of replicas")
     if any(len(set(r)) != len(r) for r in assignment.values()):
-        raise AssignmentError(INVALID_REPLICA_ASSIGNMENT,
+        raise AssignmentError(ErrorCode.invalid_replica_assignment,
                               "Duplicate replica assignment found: " + scala_hash_map_string(assignment))
     # Kafka only compares sums (32-bit, wrapping) of the non-negative ids with 0+1+..+(n-1), so
     # e.g. {-1, 0, 3} passes.
@@ -195,7 +192,7 @@ def validate_create_assignment(assignment: dict[int, list[int]]) -> None:
     product = _i32(n * (n - 1))
     expected = -(-product // 2) if product < 0 else product // 2  # Java int division
     if _i32(sum(k for k in assignment if k >= 0)) != expected:
-        raise AssignmentError(INVALID_REPLICA_ASSIGNMENT, "partitions should be a consecutive 0-based integer sequence")
+        raise AssignmentError(ErrorCode.invalid_replica_assignment, "partitions should be a consecutive 0-based integer sequence")
 
 
 # --- CreatePartitions (KIP-195) ---------------------------------------------------------------
@@ -215,15 +212,15 @@ def add_partitions(brokers: Sequence[BrokerMeta], existing: dict[int, list[int]]
     with_rack = [b for b in brokers if b.rack is not None]
     if with_rack and len(with_rack) < len(brokers):
         # Thrown before the per-topic try: Kafka fails the WHOLE request, every topic -1.
-        raise AssignmentError(UNKNOWN_SERVER_ERROR, "Not all brokers have rack information. Add "
+        raise AssignmentError(ErrorCode.unknown_server_error, "Not all brokers have rack information. Add "
                               "--disable-rack-aware in command line to make replica assignment "
                               "without rack information.")
     old = len(existing)
     if new_total < old:
-        raise AssignmentError(INVALID_PARTITIONS, f"Topic currently has {old} partitions, "
+        raise AssignmentError(ErrorCode.invalid_partitions, f"Topic currently has {old} partitions, "
                               f"which is higher than the requested {new_total}.")
     if new_total == old:
-        raise AssignmentError(INVALID_PARTITIONS, f"Topic already has {old} partitions.")
+        raise AssignmentError(ErrorCode.invalid_partitions, f"Topic already has {old} partitions.")
     increment = new_total - old
     known = {b.id for b in brokers}
     proposed = None
@@ -232,21 +229,21 @@ def add_partitions(brokers: Sequence[BrokerMeta], existing: dict[int, list[int]]
         unknown = [b for b in dict.fromkeys(listed) if b not in known]
         if unknown:  # a Scala Set: `flatten.toSet -- allBrokerIds`
             unknown = scala_set_order(unknown, java_int_hash, built_from=listed)
-            raise AssignmentError(INVALID_REPLICA_ASSIGNMENT, "Unknown broker(s) in replica "
+            raise AssignmentError(ErrorCode.invalid_replica_assignment, "Unknown broker(s) in replica "
                                   f"assignment: {', '.join(map(str, unknown))}.")
         if len(manual) != increment:
-            raise AssignmentError(INVALID_REPLICA_ASSIGNMENT, f"Increasing the number of partitions "
+            raise AssignmentError(ErrorCode.invalid_replica_assignment, f"Increasing the number of partitions "
                                   f"by {increment} but {len(manual)} assignments provided.")
         proposed = {old + i: list(replicas) for i, replicas in enumerate(manual)}
     if 0 not in existing:
-        raise AssignmentError(UNKNOWN_SERVER_ERROR, f"Unexpected existing replica assignment for topic "
+        raise AssignmentError(ErrorCode.unknown_server_error, f"Unexpected existing replica assignment for topic "
                               f"'{topic}', partition id 0 is missing. Assignment: {existing}")
     rf = len(existing[0])
     if proposed is not None:
         _validate_new_partitions(proposed, rf)
         return proposed
     if rf == 0:  # `head` of an empty list: an exception no handler maps, the request fails
-        raise AssignmentError(UNKNOWN_SERVER_ERROR, "head of empty list")
+        raise AssignmentError(ErrorCode.unknown_server_error, "head of empty list")
     start = next((i for i, b in enumerate(brokers) if b.id >= existing[0][0]), 0)
     return assign_replicas(brokers, increment, rf, fixed_start_index=start, start_partition_id=old)
 
@@ -258,14 +255,14 @@ def _validate_new_partitions(proposed: dict[int, list[int]], rf: int) -> None:
     for pid in scala_set_order(proposed, java_int_hash):
         replicas = proposed[pid]
         if not replicas:
-            raise AssignmentError(INVALID_REPLICA_ASSIGNMENT,
+            raise AssignmentError(ErrorCode.invalid_replica_assignment,
                                   f"Cannot have replication factor of 0 for partition id {pid}.")
         if len(set(replicas)) != len(replicas):
-            raise AssignmentError(INVALID_REPLICA_ASSIGNMENT, "Duplicate brokers not allowed in replica "
+            raise AssignmentError(ErrorCode.invalid_replica_assignment, "Duplicate brokers not allowed in replica "
                                   f"assignment: {', '.join(map(str, replicas))} for partition id {pid}.")
     bad = sorted((pid, len(r)) for pid, r in proposed.items() if len(r) != rf)
     if bad:
-        raise AssignmentError(INVALID_REPLICA_ASSIGNMENT, "Inconsistent replication factor between "
+        raise AssignmentError(ErrorCode.invalid_replica_assignment, "Inconsistent replication factor between "
                               f"partitions, partition 0 has {rf} while partitions "
                               f"[{', '.join(str(p) for p, _ in bad)}] have replication factors "
                               f"[{', '.join(str(n) for _, n in bad)}], respectively.")

@@ -19,15 +19,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
+from model.errors import ErrorCode, KafkaError
 from zkstore import MultiFailed, NodeExists, NoNode, ZkUnavailable
 from zkstore import paths as zp
 from zkstore.fenced import ControllerMoved
 from zkstore.store import Op
 
 from . import broker_configs as bc
-from . import errors as E
 from .audit import Caller
-from .errors import AdminError
 from .policy import TopicAction
 from model.topic_configs import TOPIC_CONFIGS, ConfigValidationError, validate_topic_configs
 
@@ -58,7 +57,7 @@ class ResourceChange:
 class ResourceOutcome:
     resource_type: int
     name: str
-    error_code: int = E.NONE
+    error_code: int = ErrorCode.none
     error_message: str | None = None
 
 
@@ -88,10 +87,10 @@ def apply_incremental(current: Mapping[str, str], ops: list[AlterOp], is_list: C
         elif op.op in (APPEND, SUBTRACT):
             listed = is_list(op.name)
             if listed is None:
-                raise AdminError(E.UNKNOWN_SERVER_ERROR, None)
+                raise KafkaError(ErrorCode.unknown_server_error, None)
             if not listed:
                 verb = "append" if op.op == APPEND else "subtract"
-                raise AdminError(E.INVALID_CONFIG, f"Config value {verb} is not allowed for config key: {op.name}")
+                raise KafkaError(ErrorCode.invalid_config, f"Config value {verb} is not allowed for config key: {op.name}")
             old = props.get(op.name, default_of(op.name))
             if op.op == APPEND:
                 old_list = java_split(old) if old else []
@@ -104,7 +103,7 @@ def apply_incremental(current: Mapping[str, str], ops: list[AlterOp], is_list: C
                         remaining.remove(v)
                 props[op.name] = ",".join(remaining)
         else:
-            raise AdminError(E.UNKNOWN_SERVER_ERROR, None)
+            raise KafkaError(ErrorCode.unknown_server_error, None)
     return props
 
 
@@ -122,17 +121,17 @@ async def alter_configs(admin, changes: list[ResourceChange], validate_only: boo
     for index, (change, outcome) in enumerate(zip(changes, outcomes)):
         try:
             if counts[(change.resource_type, change.name)] > 1:
-                raise AdminError(E.INVALID_REQUEST, "Each resource must appear at most once.")
+                raise KafkaError(ErrorCode.invalid_request, "Each resource must appear at most once.")
             if await _alter_one(admin, change, validate_only, incremental, caller, authorize):
                 written[str(index)] = outcome
-        except AdminError as exc:
+        except KafkaError as exc:
             outcome.error_code, outcome.error_message = exc.code, exc.message
         except ControllerMoved as exc:
             admin.election.resign(str(exc))
-            outcome.error_code = E.NOT_CONTROLLER
+            outcome.error_code = ErrorCode.not_controller
         except ZkUnavailable as exc:
             admin.log.warning("config write interrupted", resource=change.name, error=str(exc))
-            outcome.error_code = E.REQUEST_TIMED_OUT
+            outcome.error_code = ErrorCode.request_timed_out
     await admin.wait_cluster(list(written), CACHE_WAIT_S, written)  # fauxka.admin.blocking=cluster
     latency_ms = (time.perf_counter() - started) * 1000
     action = "INCREMENTAL_ALTER_CONFIGS" if incremental else "ALTER_CONFIGS"
@@ -160,10 +159,10 @@ async def _alter_one(admin, change: ResourceChange, validate_only: bool, increme
     """Whether ZooKeeper was written."""
     names = [op.name for op in change.ops]
     if len(set(names)) != len(names):
-        raise AdminError(E.INVALID_REQUEST, "Error due to duplicate config keys")
+        raise KafkaError(ErrorCode.invalid_request, "Error due to duplicate config keys")
     nulls = [op.name for op in change.ops if op.value is None and not (incremental and op.op == DELETE)]
     if nulls:
-        raise AdminError(E.INVALID_REQUEST, "Null value not supported for : " + ", ".join(nulls))
+        raise KafkaError(ErrorCode.invalid_request, "Null value not supported for : " + ", ".join(nulls))
     if change.resource_type == BROKER_LOGGER and incremental:
         _authorize(authorize, change)
         _alter_loggers(admin, change, validate_only)
@@ -173,7 +172,7 @@ async def _alter_one(admin, change: ResourceChange, validate_only: bool, increme
     if change.resource_type == TOPIC:
         _authorize(authorize, change)
         return await _alter_topic(admin, change, validate_only, incremental, caller)
-    raise AdminError(E.INVALID_REQUEST, f"Unknown resource type {change.resource_type}")
+    raise KafkaError(ErrorCode.invalid_request, f"Unknown resource type {change.resource_type}")
 
 
 def java_int(text: str) -> bool:
@@ -184,9 +183,9 @@ def java_int(text: str) -> bool:
 def check_node_id(name: str, broker_id: int) -> None:
     """ConfigAdminManager.validateResourceNameIsCurrentNodeId."""
     if not java_int(name):
-        raise AdminError(E.INVALID_REQUEST, f"Node id must be an integer, but it is: {name}")
+        raise KafkaError(ErrorCode.invalid_request, f"Node id must be an integer, but it is: {name}")
     if int(name) != broker_id:
-        raise AdminError(E.INVALID_REQUEST, f"Unexpected broker id, expected {broker_id}, but received {name}")
+        raise KafkaError(ErrorCode.invalid_request, f"Unexpected broker id, expected {broker_id}, but received {name}")
 
 
 def _alter_loggers(admin, change: ResourceChange, validate_only: bool) -> None:
@@ -194,18 +193,18 @@ def _alter_loggers(admin, change: ResourceChange, validate_only: bool) -> None:
     known = bc.loggers(admin.config["log.level"])
     for op in change.ops:
         if op.op in (SET, DELETE) and op.name not in known:
-            raise AdminError(E.INVALID_CONFIG, f"Logger {op.name} does not exist!")
+            raise KafkaError(ErrorCode.invalid_config, f"Logger {op.name} does not exist!")
         if op.op == SET and op.value not in bc.VALID_LOG_LEVELS:
-            raise AdminError(E.INVALID_CONFIG,
+            raise KafkaError(ErrorCode.invalid_config,
                              f"Cannot set the log level of {op.name} to {op.value} as it is not a supported log "
                              f"level. Valid log levels are {', '.join(bc.VALID_LOG_LEVELS)}")
         if op.op == DELETE and op.name == bc.ROOT_LOGGER:
-            raise AdminError(E.INVALID_REQUEST, f"Removing the log level of the {bc.ROOT_LOGGER} logger is not allowed")
+            raise KafkaError(ErrorCode.invalid_request, f"Removing the log level of the {bc.ROOT_LOGGER} logger is not allowed")
         if op.op in (APPEND, SUBTRACT):
-            raise AdminError(E.INVALID_REQUEST,
+            raise KafkaError(ErrorCode.invalid_request,
                              f"{OP_NAMES[op.op]} operation is not allowed for the BROKER_LOGGER resource")
         if op.op not in OP_NAMES:
-            raise AdminError(E.INVALID_REQUEST,
+            raise KafkaError(ErrorCode.invalid_request,
                              f"Unknown operation type {op.op} is not allowed for the BROKER_LOGGER resource")
     if not validate_only:
         for op in change.ops:
@@ -215,7 +214,7 @@ def _alter_loggers(admin, change: ResourceChange, validate_only: bool) -> None:
 
 def _authorize(authorize: Callable[[int, str], bool], change: ResourceChange) -> None:
     if not authorize(change.resource_type, change.name):  # KafkaApis.configsAuthorizationApiError: no message
-        raise AdminError(E.CLUSTER_AUTHORIZATION_FAILED if change.resource_type != TOPIC else E.TOPIC_AUTHORIZATION_FAILED)
+        raise KafkaError(ErrorCode.cluster_authorization_failed if change.resource_type != TOPIC else ErrorCode.topic_authorization_failed)
 
 
 async def _alter_broker(admin, change: ResourceChange, validate_only: bool, incremental: bool,
@@ -230,7 +229,7 @@ async def _alter_broker(admin, change: ResourceChange, validate_only: bool, incr
     if incremental:
         unknown = next((op.op for op in change.ops if op.op not in OP_NAMES), None)
         if unknown is not None:
-            raise AdminError(E.INVALID_REQUEST, f"Unknown operations type {unknown}")
+            raise KafkaError(ErrorCode.invalid_request, f"Unknown operations type {unknown}")
         current = bc.effective_dynamic(cache.broker_configs.get(entity, {}), per_broker)
         props = apply_incremental(current, change.ops, bc.is_list, lambda n: bc.BROKER_KEYS[n].default)
     else:
@@ -238,7 +237,7 @@ async def _alter_broker(admin, change: ResourceChange, validate_only: bool, incr
     try:
         bc.validate_dynamic_change(props, per_broker, admin.config.originals, dynamic_default, dynamic_broker)
     except bc.BrokerConfigError as exc:
-        raise AdminError(E.INVALID_REQUEST, exc.message) from None
+        raise KafkaError(ErrorCode.invalid_request, exc.message) from None
     _authorize(authorize, change)  # after ConfigAdminManager.preprocess, as Kafka asks
     admin.check_broker_policy(change.name, {op.name: op.value for op in change.ops})
     if validate_only:
@@ -250,7 +249,7 @@ async def _alter_broker(admin, change: ResourceChange, validate_only: bool, incr
 async def _alter_topic(admin, change: ResourceChange, validate_only: bool, incremental: bool, caller: Caller) -> bool:
     topic = change.name
     if topic == "":
-        raise AdminError(E.INVALID_REQUEST, "Default topic resources are not allowed.")
+        raise KafkaError(ErrorCode.invalid_request, "Default topic resources are not allowed.")
     cache = admin.cache
     if incremental:
         props = apply_incremental(cache.topic_configs.get(topic, {}), change.ops,
@@ -259,14 +258,14 @@ async def _alter_topic(admin, change: ResourceChange, validate_only: bool, incre
     else:
         props = {op.name: op.value for op in change.ops}
     if topic not in cache.topics:
-        raise AdminError(E.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{topic}' does not exist.")
+        raise KafkaError(ErrorCode.unknown_topic_or_partition, f"The topic '{topic}' does not exist.")
     try:
         validate_topic_configs(props)
     except ConfigValidationError as exc:
         # ZkAdminManager's ConfigException handler names the resource (ConfigResource.toString)
         prefix = f"Invalid config value for resource ConfigResource(type=TOPIC, name='{topic}'): "
         prefix = prefix if exc.config_exception else ""
-        raise AdminError(E.INVALID_CONFIG, prefix + exc.message) from None
+        raise KafkaError(ErrorCode.invalid_config, prefix + exc.message) from None
     pre = admin.state_of(topic)
     post = dataclasses.replace(pre, configs=dict(props)) if pre is not None else None
     admin.check_policy(TopicAction.MODIFY, topic, pre, post, caller, validate_only,
@@ -294,5 +293,5 @@ async def _write(admin, entity_type: str, entity: str, config: dict[str, str], s
             if failed.index == 0 and isinstance(failed.cause, (NoNode, NodeExists)):
                 continue  # created or deleted meanwhile: try the other way
             admin.log.error("config write failed", path=path, error=repr(failed.cause))
-            raise AdminError(E.UNKNOWN_SERVER_ERROR, None) from None
-    raise AdminError(E.UNKNOWN_SERVER_ERROR, None)
+            raise KafkaError(ErrorCode.unknown_server_error, None) from None
+    raise KafkaError(ErrorCode.unknown_server_error, None)

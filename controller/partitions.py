@@ -12,15 +12,14 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
+from model.errors import ErrorCode, KafkaError
 from zkstore import MultiFailed, NoNode, NodeExists, ZkUnavailable
 from zkstore import paths as zp
 from zkstore.fenced import ControllerMoved
 from zkstore.store import Op
 
-from . import errors as E
 from .assignment import AssignmentError, BrokerMeta, add_partitions
 from .audit import Caller
-from .errors import AdminError
 from .policy import TopicAction, TopicState
 from model.topic_names import java_string_hash, scala_set_order
 from .topics import initial_state
@@ -42,7 +41,7 @@ class PartitionIncrease:
 @dataclass
 class Outcome:
     name: str
-    error_code: int = E.NONE
+    error_code: int = ErrorCode.none
     error_message: str | None = None
     new_partitions: dict[int, list[int]] | None = None  # the planned (or written) new partitions
 
@@ -93,13 +92,13 @@ async def create_partitions(admin, requests: list[PartitionIncrease], validate_o
     refused = {n for n in queued + valid if not authorized(n)}
     unauthorized = [r.name for r in requests if r.name in refused]
     queued, valid = [n for n in queued if n not in refused], [n for n in valid if n not in refused]
-    outcomes = {n: Outcome(n, E.INVALID_REQUEST, DUPLICATE) for n in dupes}
-    outcomes.update({n: Outcome(n, E.TOPIC_AUTHORIZATION_FAILED, UNAUTHORIZED) for n in unauthorized})
-    outcomes.update({n: Outcome(n, E.INVALID_TOPIC_EXCEPTION, QUEUED_FOR_DELETION) for n in queued})
+    outcomes = {n: Outcome(n, ErrorCode.invalid_request, DUPLICATE) for n in dupes}
+    outcomes.update({n: Outcome(n, ErrorCode.topic_authorization_failed, UNAUTHORIZED) for n in unauthorized})
+    outcomes.update({n: Outcome(n, ErrorCode.invalid_topic_exception, QUEUED_FOR_DELETION) for n in queued})
     brokers = [BrokerMeta(b, reg.rack) for b, reg in cache.brokers.items()]
     if mixed_racks(brokers):
         # Thrown before any topic: the whole request fails, every requested topic -1 and no message.
-        failed = [Outcome(r.name, E.UNKNOWN_SERVER_ERROR) for r in requests]
+        failed = [Outcome(r.name, ErrorCode.unknown_server_error) for r in requests]
         _audit(admin, caller, {o.name: o for o in failed}.values(), validate_only, started)
         return failed
     totals: dict[str, int] = {}
@@ -108,19 +107,19 @@ async def create_partitions(admin, requests: list[PartitionIncrease], validate_o
     for name in valid:
         outcome = outcomes[name] = Outcome(name)
         if moved:
-            outcome.error_code = E.NOT_CONTROLLER
+            outcome.error_code = ErrorCode.not_controller
             continue
         try:
             outcome.new_partitions = await _increase(admin, by_name[name], brokers, validate_only, caller)
             totals[name] = by_name[name].count
-        except AdminError as exc:
+        except KafkaError as exc:
             outcome.error_code, outcome.error_message = exc.code, exc.message
         except ControllerMoved as exc:
             admin.election.resign(str(exc))
-            outcome.error_code, moved = E.NOT_CONTROLLER, True
+            outcome.error_code, moved = ErrorCode.not_controller, True
         except ZkUnavailable as exc:
             admin.log.warning("partition write interrupted", topic=name, error=str(exc))
-            outcome.error_code = E.REQUEST_TIMED_OUT
+            outcome.error_code = ErrorCode.request_timed_out
     if totals and not validate_only:
         done: set[str] = set()
         if timeout_ms > 0:
@@ -128,7 +127,7 @@ async def create_partitions(admin, requests: list[PartitionIncrease], validate_o
                                               timeout_ms / 1000)
         for name in totals:
             if name not in done:
-                outcomes[name].error_code, outcomes[name].error_message = E.REQUEST_TIMED_OUT, None
+                outcomes[name].error_code, outcomes[name].error_message = ErrorCode.request_timed_out, None
     ordered = [outcomes[n] for n in kafka_map_order(valid + dupes + unauthorized + queued)]
     _audit(admin, caller, ordered, validate_only, started)
     return ordered
@@ -136,16 +135,16 @@ async def create_partitions(admin, requests: list[PartitionIncrease], validate_o
 
 async def _increase(admin, request: PartitionIncrease, brokers: list[BrokerMeta], validate_only: bool,
                     caller: Caller) -> dict[int, list[int]]:
-    """Validate, ask the policy, write: the new partitions. Raises AdminError, ControllerMoved, ZkUnavailable."""
+    """Validate, ask the policy, write: the new partitions. Raises KafkaError, ControllerMoved, ZkUnavailable."""
     name, cache = request.name, admin.cache
     for _ in range(ATTEMPTS):
         existing = {p: list(r) for p, r in cache.partitions_of(name).items()}
         if not existing:
-            raise AdminError(E.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
+            raise KafkaError(ErrorCode.unknown_topic_or_partition, f"The topic '{name}' does not exist.")
         try:
             new = add_partitions(brokers, existing, request.count, request.assignments, topic=name)
         except AssignmentError as exc:
-            raise AdminError(exc.error_code, exc.client_message) from None
+            raise KafkaError(exc.error_code, exc.client_message) from None
         pre = admin.state_of(name)
         post = TopicState.of({**existing, **new}, pre.configs if pre else {})
         admin.check_policy(TopicAction.MODIFY, name, pre, post, caller, validate_only,
@@ -160,12 +159,12 @@ async def _increase(admin, request: PartitionIncrease, brokers: list[BrokerMeta]
             return new
         except MultiFailed as failed:
             if isinstance(failed.cause, NoNode) and failed.index == 0:  # deleted meanwhile
-                raise AdminError(E.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.") from None
+                raise KafkaError(ErrorCode.unknown_topic_or_partition, f"The topic '{name}' does not exist.") from None
             if not isinstance(failed.cause, NodeExists) or not await _caught_up(admin, name, len(existing)):
                 admin.log.error("partition write failed", topic=name, error=repr(failed.cause))
-                raise AdminError(E.UNKNOWN_SERVER_ERROR, None) from None
+                raise KafkaError(ErrorCode.unknown_server_error, None) from None
             # another increase won the race: validate again against what it wrote
-    raise AdminError(E.UNKNOWN_SERVER_ERROR, None)
+    raise KafkaError(ErrorCode.unknown_server_error, None)
 
 
 async def _caught_up(admin, name: str, seen: int) -> bool:

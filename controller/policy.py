@@ -13,8 +13,8 @@ Kafka (2.8 to 3.9, ZooKeeper mode, `ZkAdminManager`) knows two policies:
   cluster default), with exactly the entries of the request (name -> value; a value may be None,
   e.g. an incremental DELETE), not the merged result; validate_only requests too.
 
-A PolicyViolation becomes POLICY_VIOLATION (44) with its message; any other exception becomes
-UNKNOWN_SERVER_ERROR (-1) without a message (`error_for`). Both policies receive every broker
+A PolicyViolation becomes ErrorCode.policy_violation (44) with its message; any other exception becomes
+ErrorCode.unknown_server_error (-1) without a message (`error_for`). Both policies receive every broker
 config through `configure()` and are closed at shutdown.
 
 fauxka adds `topic.actions.policy.class.name`: one TopicActionsPolicy (after KIP-201, never
@@ -31,17 +31,17 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from model.errors import ErrorCode
+
 CREATE_TOPIC_POLICY = "create.topic.policy.class.name"
 ALTER_CONFIG_POLICY = "alter.config.policy.class.name"
 TOPIC_ACTIONS_POLICY = "topic.actions.policy.class.name"
 
-POLICY_VIOLATION = 44
-UNKNOWN_SERVER_ERROR = -1
 _KAFKA_DEFAULT_MESSAGE = "Request parameters do not satisfy the configured policy."
 
 
 class PolicyViolation(Exception):
-    """Raised by a policy to refuse a request: POLICY_VIOLATION with this message."""
+    """Raised by a policy to refuse a request: ErrorCode.policy_violation with this message."""
 
     def __init__(self, message: str | None = None):
         super().__init__(message)
@@ -56,8 +56,8 @@ def error_for(exc: BaseException) -> tuple[int, str | None]:
     """The (error code, message) Kafka answers for an exception a policy raised."""
     if isinstance(exc, PolicyViolation):
         msg = exc.message or None
-        return POLICY_VIOLATION, None if msg == _KAFKA_DEFAULT_MESSAGE else msg
-    return UNKNOWN_SERVER_ERROR, None
+        return ErrorCode.policy_violation, None if msg == _KAFKA_DEFAULT_MESSAGE else msg
+    return ErrorCode.unknown_server_error, None
 
 
 # --- KIP-108: Kafka's interfaces ----------------------------------------------------------------
@@ -233,7 +233,7 @@ class PolicySet:
         return self.alter_config is not None
 
     def validate_topic(self, request: TopicActionRequest) -> None:
-        """Raises PolicyViolation, or whatever else a policy raised (UNKNOWN_SERVER_ERROR)."""
+        """Raises PolicyViolation, or whatever else a policy raised (ErrorCode.unknown_server_error)."""
         for policy in self.topic_policies:
             policy.validate(request)
 

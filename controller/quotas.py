@@ -9,14 +9,13 @@ import weakref
 from dataclasses import dataclass
 from decimal import Decimal
 
+from model.errors import ErrorCode, KafkaError
 from zkstore import MultiFailed, ZkUnavailable
 from zkstore import paths as zp
 from zkstore.fenced import ControllerMoved
 from zkstore.store import Op
 
-from . import errors as E
 from .audit import Caller
-from .errors import AdminError
 
 USER, CLIENT_ID, IP = "user", "client-id", "ip"
 DEFAULT = "<default>"  # ConfigEntityName.Default: the znode of a null (default) entity name
@@ -40,7 +39,7 @@ def sanitize(name: str) -> str:
 def desanitize(name: str) -> str:
     """URLDecoder.decode; a malformed escape fails the request, as Java's IllegalArgumentException."""
     if re.search(r"%(?![0-9A-Fa-f]{2})", name):
-        raise AdminError(E.UNKNOWN_SERVER_ERROR, None)
+        raise KafkaError(ErrorCode.unknown_server_error, None)
     raw = re.sub(rb"%([0-9A-Fa-f]{2})", lambda m: bytes([int(m.group(1), 16)]), name.replace("+", " ").encode())
     return raw.decode("utf-8", "replace")
 
@@ -91,17 +90,17 @@ class Target:
 
 def entity_target(entity: dict[str, str | None]) -> Target:
     if not entity:
-        raise AdminError(E.INVALID_REQUEST, "Invalid empty client quota entity")
+        raise KafkaError(ErrorCode.invalid_request, "Invalid empty client quota entity")
     found: dict[str, str] = {}
     for entity_type, name in entity.items():
         if entity_type not in (USER, CLIENT_ID, IP):
-            raise AdminError(E.INVALID_REQUEST, f"Unhandled client quota entity type: {entity_type}")
+            raise KafkaError(ErrorCode.invalid_request, f"Unhandled client quota entity type: {entity_type}")
         found[entity_type] = sanitize_entity(name)
         if name == "":
-            raise AdminError(E.INVALID_REQUEST, f"Empty {entity_type} not supported")
+            raise KafkaError(ErrorCode.invalid_request, f"Empty {entity_type} not supported")
     user, client, ip = found.get(USER), found.get(CLIENT_ID), found.get(IP)
     if ip is not None and (user is not None or client is not None):
-        raise AdminError(E.INVALID_REQUEST, "Invalid quota entity combination, "
+        raise KafkaError(ErrorCode.invalid_request, "Invalid quota entity combination, "
                                             "IP entity should not be used with user/client ID entity.")
     if user is not None and client is not None:
         return Target("users", f"{user}/clients/{client}", USER_KEYS)
@@ -125,7 +124,7 @@ async def check_ip(target: Target, resolve_timeout_s: float = 5.0) -> None:
     try:
         await asyncio.wait_for(asyncio.get_running_loop().getaddrinfo(target.name, None), resolve_timeout_s)
     except (OSError, UnicodeError, asyncio.TimeoutError):
-        raise AdminError(E.INVALID_REQUEST, f"{target.name} is not a valid IP or resolvable host.") from None
+        raise KafkaError(ErrorCode.invalid_request, f"{target.name} is not a valid IP or resolvable host.") from None
 
 
 def apply_ops(props: dict[str, str], ops: list[tuple[str, float | None]], keys: dict[str, str]) -> dict[str, str]:
@@ -137,16 +136,16 @@ def apply_ops(props: dict[str, str], ops: list[tuple[str, float | None]], keys: 
             continue
         kind = keys.get(key)
         if kind is None:
-            raise AdminError(E.INVALID_REQUEST, f"Invalid configuration key {key}")
+            raise KafkaError(ErrorCode.invalid_request, f"Invalid configuration key {key}")
         if kind == "DOUBLE":
             props[key] = java_double_str(value)
         elif kind in _LIMITS:
             integral = _java_to_integral(value + 1e-6, kind)
             if abs(float(integral) - value) > 1e-6:
-                raise AdminError(E.INVALID_REQUEST, f"Configuration {key} must be a {kind} value")
+                raise KafkaError(ErrorCode.invalid_request, f"Configuration {key} must be a {kind} value")
             props[key] = str(integral)
         else:  # a SCRAM credential key: Kafka's IllegalStateException
-            raise AdminError(E.UNKNOWN_SERVER_ERROR, None)
+            raise KafkaError(ErrorCode.unknown_server_error, None)
     return props
 
 
@@ -161,7 +160,7 @@ def validate_stored(props: dict[str, str], keys: dict[str, str]) -> None:
         else:
             ok = kind == "STRING" or (kind == "DOUBLE" and JAVA_DOUBLE.fullmatch(text))
         if not ok:
-            raise AdminError(E.UNKNOWN_SERVER_ERROR, None)
+            raise KafkaError(ErrorCode.unknown_server_error, None)
 
 
 def decode_config(data: bytes | None) -> dict[str, str]:
@@ -181,7 +180,7 @@ class Alteration:
 @dataclass
 class AlterOutcome:
     entity: dict[str, str | None]  # Kafka's HashMap order
-    error_code: int = E.NONE
+    error_code: int = ErrorCode.none
     error_message: str | None = None
 
 
@@ -194,25 +193,25 @@ async def alter_client_quotas(admin, zk, alterations: list[Alteration], validate
     for alteration in alterations:
         started = time.perf_counter()
         entity = alteration.entity
-        code, message = E.NOT_CONTROLLER, NOT_CONTROLLER_MESSAGE
+        code, message = ErrorCode.not_controller, NOT_CONTROLLER_MESSAGE
         if not moved:
             try:
                 target = entity_target(entity)
                 await check_ip(target)
                 async with _locks.setdefault(admin, asyncio.Lock()):  # this controller's writes never race
                     await _alter_entity(admin, zk, target, alteration.ops, validate_only)
-                code, message = E.NONE, None
-            except AdminError as exc:
+                code, message = ErrorCode.none, None
+            except KafkaError as exc:
                 code, message = exc.code, exc.message
             except ControllerMoved as exc:
                 admin.election.resign(str(exc))
                 moved = True
             except ZkUnavailable as exc:
                 admin.log.warning("client quota write interrupted", error=str(exc))
-                code, message = E.REQUEST_TIMED_OUT, None
+                code, message = ErrorCode.request_timed_out, None
             except Exception as exc:  # Kafka answers any other throwable with UNKNOWN_SERVER_ERROR
                 admin.log.exception("client quota alteration failed", error=repr(exc))
-                code, message = E.UNKNOWN_SERVER_ERROR, None
+                code, message = ErrorCode.unknown_server_error, None
         outcome = outcomes.setdefault(frozenset(entity.items()), AlterOutcome(entity))
         outcome.error_code, outcome.error_message = code, message
         admin.audit.record(caller, resource_type="CLIENT_QUOTA", resource_name=entity_label(entity),
@@ -245,5 +244,5 @@ async def _alter_entity(admin, zk, target: Target, ops: list[tuple[str, float | 
             return
         except MultiFailed as failed:  # changed by another writer (kafka-configs?): read again
             admin.log.info("client quota write raced", path=path, error=repr(failed.cause), attempt=attempt)
-    raise AdminError(E.UNKNOWN_SERVER_ERROR, None)
+    raise KafkaError(ErrorCode.unknown_server_error, None)
 

@@ -8,18 +8,16 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 
+from model.errors import ErrorCode, KafkaError
 from model.scram_credential import BY_TYPE, MAX_ITERATIONS, MIN_ITERATIONS, credential_from_salted, credential_to_string
 from zkstore import MultiFailed, ZkUnavailable
 from zkstore import paths as zp
 from zkstore.fenced import ControllerMoved
 from zkstore.store import Op
 
-from . import errors as E
 from .audit import Caller
-from .errors import AdminError
 from .quotas import decode_config, sanitize
 
-UNSUPPORTED_SASL_MECHANISM, RESOURCE_NOT_FOUND, DUPLICATE_RESOURCE, UNACCEPTABLE_CREDENTIAL = 33, 91, 92, 93
 EMPTY_USER = "Username must not be empty"
 UNKNOWN_MECHANISM = "Unknown SCRAM mechanism"
 UNKNOWN_SERVER_ERROR_MESSAGE = "The server experienced an unexpected error when processing the request."
@@ -44,7 +42,7 @@ class Deletion:
 @dataclass
 class UserResult:
     user: str
-    error_code: int = E.NONE
+    error_code: int = ErrorCode.none
     error_message: str | None = None
 
 
@@ -61,11 +59,11 @@ def check(deletions: list[Deletion], upsertions: list[Upsertion]) -> tuple[list[
             illegal[u.name] = UNKNOWN_MECHANISM
         elif not MIN_ITERATIONS <= u.iterations <= MAX_ITERATIONS:
             illegal[u.name] = "Too many iterations" if u.iterations > MAX_ITERATIONS else "Too few iterations"
-    results = [UserResult(user, UNSUPPORTED_SASL_MECHANISM if msg == UNKNOWN_MECHANISM else UNACCEPTABLE_CREDENTIAL,
+    results = [UserResult(user, ErrorCode.unsupported_sasl_mechanism if msg == UNKNOWN_MECHANISM else ErrorCode.unacceptable_credential,
                           msg) for user, msg in illegal.items()]
     pairs = Counter((x.name, x.mechanism) for x in [*upsertions, *deletions] if x.name not in illegal)
     duplicated = list(dict.fromkeys(user for (user, _), count in pairs.items() if count > 1))
-    results += [UserResult(user, DUPLICATE_RESOURCE, "A user credential cannot be altered twice in the same request")
+    results += [UserResult(user, ErrorCode.duplicate_resource, "A user credential cannot be altered twice in the same request")
                 for user in duplicated]
     return results, list(dict.fromkeys(user for user, _ in pairs if user not in duplicated))
 
@@ -77,7 +75,7 @@ def apply(props: dict[str, str], deletions: list[Deletion], upsertions: list[Ups
         props.pop(BY_TYPE[d.mechanism], None)
     for u in upsertions:
         if not u.salted_password:  # Java's SecretKeySpec refuses an empty key: IllegalArgumentException
-            raise AdminError(E.UNKNOWN_SERVER_ERROR, UNKNOWN_SERVER_ERROR_MESSAGE)
+            raise KafkaError(ErrorCode.unknown_server_error, UNKNOWN_SERVER_ERROR_MESSAGE)
         mechanism = BY_TYPE[u.mechanism]
         props[mechanism] = credential_to_string(credential_from_salted(mechanism, u.salt, u.salted_password,
                                                                        u.iterations))
@@ -90,7 +88,7 @@ async def alter_user_scram_credentials(admin, zk, deletions: list[Deletion], ups
     results, users = check(deletions, upsertions)
     current = dict(zip(users, await asyncio.gather(*(_read(zk, user) for user in users))))
     missing = [u for u in users if any(d.name == u and BY_TYPE[d.mechanism] not in current[u][0] for d in deletions)]
-    results += [UserResult(u, RESOURCE_NOT_FOUND, "Attempt to delete a user credential that does not exist")
+    results += [UserResult(u, ErrorCode.resource_not_found, "Attempt to delete a user credential that does not exist")
                 for u in missing]
     moved = False
     for user in (u for u in users if u not in missing):
@@ -98,20 +96,20 @@ async def alter_user_scram_credentials(admin, zk, deletions: list[Deletion], ups
         mine_u = [u for u in upsertions if u.name == user]
         result = UserResult(user)
         if moved:
-            result.error_code, result.error_message = E.NOT_CONTROLLER, None
+            result.error_code, result.error_message = ErrorCode.not_controller, None
         else:
             try:
                 await _write(admin, zk, user, current[user], mine_d, mine_u)
-            except AdminError as exc:
+            except KafkaError as exc:
                 result.error_code, result.error_message = exc.code, exc.message
             except ControllerMoved as exc:
                 admin.election.resign(str(exc))
                 moved = True
-                result.error_code = E.NOT_CONTROLLER
+                result.error_code = ErrorCode.not_controller
             except Exception as exc:  # ZooKeeper unavailable, or a bug: Kafka's Errors.forException
                 log = admin.log.warning if isinstance(exc, ZkUnavailable) else admin.log.exception
                 log("scram credential write failed", user=user, error=repr(exc))
-                result.error_code, result.error_message = E.UNKNOWN_SERVER_ERROR, UNKNOWN_SERVER_ERROR_MESSAGE
+                result.error_code, result.error_message = ErrorCode.unknown_server_error, UNKNOWN_SERVER_ERROR_MESSAGE
         results.append(result)
     latency_ms = (time.perf_counter() - started) * 1000
     for result in results:
@@ -145,4 +143,4 @@ async def _write(admin, zk, user: str, current: tuple[dict[str, str], int | None
         except MultiFailed as failed:  # changed meanwhile (a quota, kafka-configs): read again, keep its keys
             admin.log.info("scram credential write raced", user=user, error=repr(failed.cause), attempt=attempt)
             props, version = await _read(zk, user)
-    raise AdminError(E.UNKNOWN_SERVER_ERROR, UNKNOWN_SERVER_ERROR_MESSAGE)
+    raise KafkaError(ErrorCode.unknown_server_error, UNKNOWN_SERVER_ERROR_MESSAGE)

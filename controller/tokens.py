@@ -12,19 +12,17 @@ import time
 import uuid
 from dataclasses import dataclass, replace
 
+from model.errors import ErrorCode
 from zkstore import MultiFailed
 from zkstore.fenced import ControllerMoved
 from zkstore.store import Op
 
-from . import errors as E
 from .audit import Caller
 from .quotas import desanitize, sanitize
 
 TOKENS, TOKEN_CHANGES = "/delegation_token/tokens", "/delegation_token/token_changes"
 CHANGE_PREFIX = f"{TOKEN_CHANGES}/token_change_"
 CURRENT_VERSION, ERROR_TIMESTAMP = 3, -1
-AUTH_DISABLED, NOT_FOUND, OWNER_MISMATCH, REQUEST_NOT_ALLOWED, AUTHORIZATION_FAILED, EXPIRED = 61, 62, 63, 64, 65, 66
-INVALID_PRINCIPAL_TYPE = 67
 _ATTEMPTS = 3
 
 
@@ -137,17 +135,17 @@ async def create(admin, tokens, s: TokenSettings | None, owner: str, requester: 
                  max_lifetime_ms: int, caller: Caller) -> tuple[int, TokenInfo | None, bytes]:
     """(error code, token, hmac) as createToken answers; the write is fenced."""
     started = time.perf_counter()
-    info, code, hmac = None, AUTH_DISABLED, b""
+    info, code, hmac = None, ErrorCode.delegation_token_auth_disabled, b""
     if s is not None:
         info = new_token(new_token_id(), owner, requester, renewers, max_lifetime_ms, now_ms(), s)
         code = await _write(admin, [Op.create(token_path(info.token_id), to_json(info)), _notify(info.token_id)])
-        if code == E.NONE:
+        if code == ErrorCode.none:
             hmac = create_hmac(info.token_id, s.secret)
             tokens.update(info)
             admin.log.info("created a delegation token", token_id=info.token_id, owner=owner)
     _audit(admin, caller, info.token_id if info else "", "CREATE_DELEGATION_TOKEN", code, started,
            owner=owner, renewers=list(renewers), max_lifetime_ms=max_lifetime_ms)
-    return code, (info if code == E.NONE else None), hmac
+    return code, (info if code == ErrorCode.none else None), hmac
 
 
 async def renew(admin, tokens, s: TokenSettings | None, principal: str, hmac: bytes, period_ms: int,
@@ -166,23 +164,23 @@ async def _change(admin, tokens, s, principal, hmac, period_ms, caller, expire: 
     started = time.perf_counter()
     action = "EXPIRE_DELEGATION_TOKEN" if expire else "RENEW_DELEGATION_TOKEN"
     if s is None:
-        _audit(admin, caller, "", action, AUTH_DISABLED, started, period_ms=period_ms)
-        return AUTH_DISABLED, ERROR_TIMESTAMP
+        _audit(admin, caller, "", action, ErrorCode.delegation_token_auth_disabled, started, period_ms=period_ms)
+        return ErrorCode.delegation_token_auth_disabled, ERROR_TIMESTAMP
     cached = tokens.token_for_hmac(b64(hmac))
     token_id = cached.token_id if cached else ""
-    code, stamp = NOT_FOUND, ERROR_TIMESTAMP
+    code, stamp = ErrorCode.delegation_token_not_found, ERROR_TIMESTAMP
     for _ in range(_ATTEMPTS if cached else 0):
         got = await admin.zk.get(token_path(token_id))
         info = from_json(got[0]) if got else None
         now = now_ms()
         if info is None:
-            code = NOT_FOUND
+            code = ErrorCode.delegation_token_not_found
             break
         if not info.owner_or_renewer(principal):
-            code = OWNER_MISMATCH
+            code = ErrorCode.delegation_token_owner_mismatch
             break
         if info.expired(now):
-            code = EXPIRED
+            code = ErrorCode.delegation_token_expired
             break
         if expire and period_ms < 0:
             ops, stamp, updated = [Op.delete(token_path(token_id), got[1].version)], now, None
@@ -193,7 +191,7 @@ async def _change(admin, tokens, s, principal, hmac, period_ms, caller, expire: 
         code = await _write(admin, [*ops, _notify(token_id)], raced_ok=True)
         if code is None:  # changed meanwhile: read it again
             continue
-        if code == E.NONE:
+        if code == ErrorCode.none:
             if updated is None:
                 tokens.remove(token_id)
             else:
@@ -202,8 +200,8 @@ async def _change(admin, tokens, s, principal, hmac, period_ms, caller, expire: 
         break
     else:
         if cached:
-            code = E.UNKNOWN_SERVER_ERROR
-    if code != E.NONE:
+            code = ErrorCode.unknown_server_error
+    if code != ErrorCode.none:
         stamp = ERROR_TIMESTAMP
     _audit(admin, caller, token_id, action, code, started, period_ms=period_ms)
     return code, stamp
@@ -218,7 +216,7 @@ async def expire_due(admin, tokens) -> None:
             if current is not None and current.expired(now_ms()):
                 code = await _write(admin, [Op.delete(token_path(info.token_id), got[1].version),
                                             _notify(info.token_id)], raced_ok=True)
-                if code == E.NONE:
+                if code == ErrorCode.none:
                     tokens.remove(info.token_id)
                     admin.log.info("delegation token expired", token_id=info.token_id, owner=info.owner)
 
@@ -231,10 +229,10 @@ async def _write(admin, ops: list[Op], raced_ok: bool = False) -> int | None:
     """The error code of a fenced write; None (with raced_ok) when a version check failed."""
     try:
         await admin.writer.write(ops)
-        return E.NONE
+        return ErrorCode.none
     except ControllerMoved as exc:
         admin.election.resign(str(exc))
-        return E.NOT_CONTROLLER
+        return ErrorCode.not_controller
     except MultiFailed as failed:
         if raced_ok:
             admin.log.info("delegation token write raced", error=repr(failed.cause))
@@ -242,7 +240,7 @@ async def _write(admin, ops: list[Op], raced_ok: bool = False) -> int | None:
         admin.log.warning("delegation token write failed", error=repr(failed.cause))
     except Exception as exc:  # ZooKeeper unavailable, or a bug
         admin.log.warning("delegation token write failed", error=repr(exc))
-    return E.UNKNOWN_SERVER_ERROR
+    return ErrorCode.unknown_server_error
 
 
 def _audit(admin, caller: Caller, token_id: str, action: str, code: int, started: float, **extra) -> None:

@@ -9,12 +9,11 @@ import uuid
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
+from model.errors import ErrorCode, KafkaError
 from zkstore import Op
 from zkstore import paths as zp
 
-from . import errors as E
 from .assignment import AssignmentError, BrokerMeta, assign_replicas, validate_create_assignment
-from .errors import AdminError
 from model.topic_configs import ConfigValidationError, effective_topic_configs, validate_topic_configs
 from model.topic_names import colliding_topics, has_collision_chars, validate_topic_name
 
@@ -56,16 +55,16 @@ class TopicPlan:
 
 
 def plan_create(topic: NewTopic, view: ClusterView, rng: random.Random | None = None) -> TopicPlan:
-    """Validate one topic of a CreateTopics request; raises AdminError."""
+    """Validate one topic of a CreateTopics request; raises KafkaError."""
     name = topic.name
     if name in view.topics:
-        raise AdminError(E.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
+        raise KafkaError(ErrorCode.topic_already_exists, f"Topic '{name}' already exists.")
     null_configs = [k for k, v in topic.configs.items() if v is None]
     if null_configs:
-        raise AdminError(E.INVALID_CONFIG, f"Null value not supported for topic configs: {','.join(null_configs)}")
+        raise KafkaError(ErrorCode.invalid_config, f"Null value not supported for topic configs: {','.join(null_configs)}")
     counts_given = topic.num_partitions != NO_NUM_PARTITIONS or topic.replication_factor != NO_REPLICATION_FACTOR
     if counts_given and topic.assignments:
-        raise AdminError(E.INVALID_REQUEST, "Both numPartitions or replicationFactor and replicasAssignments were "
+        raise KafkaError(ErrorCode.invalid_request, "Both numPartitions or replicationFactor and replicasAssignments were "
                                             "set. Both cannot be used at the same time.")
     try:
         if topic.assignments:
@@ -77,22 +76,22 @@ def plan_create(topic: NewTopic, view: ClusterView, rng: random.Random | None = 
             assignment = assign_replicas(view.brokers, partitions, factor, rng=rng)
         _validate_topic_create(name, assignment, topic.configs, view)
     except AssignmentError as exc:
-        raise AdminError(exc.error_code, exc.client_message) from None
+        raise KafkaError(exc.error_code, exc.client_message) from None
     return TopicPlan(name, assignment, dict(topic.configs), uuid.uuid4())
 
 
 def _validate_topic_create(name: str, assignment: dict[int, list[int]], configs: dict, view: ClusterView) -> None:
     problem = validate_topic_name(name)
     if problem:
-        raise AdminError(E.INVALID_TOPIC_EXCEPTION, problem)
+        raise KafkaError(ErrorCode.invalid_topic_exception, problem)
     if name in view.deleting:
-        raise AdminError(E.TOPIC_ALREADY_EXISTS, f"Topic '{name}' is marked for deletion.")
+        raise KafkaError(ErrorCode.topic_already_exists, f"Topic '{name}' is marked for deletion.")
     if name in view.topics:
-        raise AdminError(E.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
+        raise KafkaError(ErrorCode.topic_already_exists, f"Topic '{name}' already exists.")
     if has_collision_chars(name):
         collisions = colliding_topics(name, sorted(view.topics))
         if collisions:
-            raise AdminError(E.INVALID_TOPIC_EXCEPTION,
+            raise KafkaError(ErrorCode.invalid_topic_exception,
                              f"Topic '{name}' collides with existing topics: {', '.join(collisions)}")
     validate_create_assignment(assignment)
     try:
@@ -101,7 +100,7 @@ def _validate_topic_create(name: str, assignment: dict[int, list[int]], configs:
         # that build checks (local vs total retention) fails the topic here, as there.
         effective_topic_configs(configs, *view.broker_layers, include_synonyms=False)
     except ConfigValidationError as exc:
-        raise AdminError(E.INVALID_CONFIG, exc.message) from None
+        raise KafkaError(ErrorCode.invalid_config, exc.message) from None
 
 
 def initial_states(plan: TopicPlan, live_brokers: set[int], controller_epoch: int) -> dict[int, zp.PartitionState]:

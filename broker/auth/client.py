@@ -3,8 +3,8 @@ SaslHandshake v1, then SaslAuthenticate v2 tokens, PLAIN or SCRAM-SHA-256/512.""
 
 from typing import Any
 
-from kio.schema.errors import ErrorCode
 
+from model.errors import ErrorCode
 from model.scram_credential import MECHANISMS
 
 from ..protocol.codec import request_schema

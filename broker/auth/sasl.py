@@ -15,6 +15,7 @@ import hmac
 from typing import Callable
 
 from controller.quotas import sanitize
+from model.errors import ErrorCode
 from model.scram_credential import MECHANISMS, ScramCredential, credential_from_string
 
 from ..protocol.codec import RequestParseError
@@ -22,7 +23,6 @@ from ..protocol.framing import with_size_prefix
 from .sasl_config import ListenerSasl
 from .scram import ScramError, ScramServer
 
-UNSUPPORTED_SASL_MECHANISM, ILLEGAL_SASL_STATE, SASL_AUTHENTICATION_FAILED = 33, 34, 58
 API_VERSIONS, SASL_HANDSHAKE, SASL_AUTHENTICATE = 18, 17, 36
 VERSIONS_OR_HANDSHAKE, HANDSHAKE, AUTHENTICATE, COMPLETE, FAILED = (
     "HANDSHAKE_OR_VERSIONS_REQUEST", "HANDSHAKE_REQUEST", "AUTHENTICATE", "COMPLETE", "FAILED")
@@ -74,7 +74,7 @@ class SaslSession:
                 self.state = HANDSHAKE
             return
         if api_key == SASL_HANDSHAKE and self.state in (VERSIONS_OR_HANDSHAKE, HANDSHAKE, AUTHENTICATE):
-            return  # during AUTHENTICATE it gets ILLEGAL_SASL_STATE, then the connection closes
+            return  # during AUTHENTICATE it gets ErrorCode.illegal_sasl_state, then the connection closes
         if api_key == SASL_AUTHENTICATE and self.state == AUTHENTICATE:
             return
         if api_key == API_VERSIONS and self.state == HANDSHAKE:
@@ -88,10 +88,10 @@ class SaslSession:
         enabled = list(self.settings.mechanisms)
         if self.state == AUTHENTICATE:
             await self._fail()
-            return ILLEGAL_SASL_STATE, []
+            return ErrorCode.illegal_sasl_state, []
         if mechanism not in enabled:
             await self._fail()
-            return UNSUPPORTED_SASL_MECHANISM, enabled
+            return ErrorCode.unsupported_sasl_mechanism, enabled
         self.state, self.mechanism, self.legacy = AUTHENTICATE, mechanism, version == 0
         if mechanism in MECHANISMS:
             self._scram = ScramServer(mechanism, lambda user: self._lookup(user, mechanism),
@@ -105,7 +105,7 @@ class SaslSession:
             reply = self._evaluate(token)
         except AuthenticationFailed as exc:
             await self._fail()
-            return SASL_AUTHENTICATION_FAILED, exc.message, b""
+            return ErrorCode.sasl_authentication_failed, exc.message, b""
         return 0, None, reply
 
     async def raw_token(self, frame: bytes) -> bytes | None:

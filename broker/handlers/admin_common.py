@@ -8,7 +8,6 @@ from controller.audit import Caller
 from ..auth.acl_authorizer import AclAuthorizer
 
 ZERO_UUID = uuid.UUID(int=0)
-NOT_CONTROLLER = 41
 
 
 def caller(ctx) -> Caller:

@@ -3,25 +3,25 @@
 from controller import quotas
 from model.acl_model import CLUSTER_NAME
 
+from model.errors import ErrorCode
 from ..protocol.build import build
 from ..protocol.codec import response_schema
-from .admin_common import NOT_CONTROLLER, admin, audit_denied, caller
+from .admin_common import admin, audit_denied, caller
 
 _KEY = 49
-CLUSTER_AUTHORIZATION_FAILED = 31
 
 
 async def handle(ctx, request):
     controller = admin(ctx)
     if controller is None:  # Kafka's getErrorResponse: every entry as sent, with the error's own message
-        entries = [_entry([(e.entity_type, e.entity_name) for e in entry.entity], NOT_CONTROLLER,
+        entries = [_entry([(e.entity_type, e.entity_name) for e in entry.entity], ErrorCode.not_controller,
                           quotas.NOT_CONTROLLER_MESSAGE) for entry in request.entries]
     elif not ctx.authorized("ALTER_CONFIGS", "CLUSTER", CLUSTER_NAME):  # getErrorResponse again
-        entries = [_entry([(e.entity_type, e.entity_name) for e in entry.entity], CLUSTER_AUTHORIZATION_FAILED,
+        entries = [_entry([(e.entity_type, e.entity_name) for e in entry.entity], ErrorCode.cluster_authorization_failed,
                           "Cluster authorization failed.") for entry in request.entries]
         for entry in entries:
             label = quotas.entity_label({e["entity_type"]: e["entity_name"] for e in entry["entity"]})
-            audit_denied(ctx, controller, "CLIENT_QUOTA", label, "ALTER_CLIENT_QUOTAS", CLUSTER_AUTHORIZATION_FAILED,
+            audit_denied(ctx, controller, "CLIENT_QUOTA", label, "ALTER_CLIENT_QUOTAS", ErrorCode.cluster_authorization_failed,
                          entry["error_message"], request.validate_only)
     else:
         alterations = [

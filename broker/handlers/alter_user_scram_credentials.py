@@ -1,24 +1,24 @@
 """AlterUserScramCredentials v0 (controller only; KafkaApis.handleAlterUserScramCredentialsRequest):
-not the controller: NOT_CONTROLLER; no Alter on the Cluster: CLUSTER_AUTHORIZATION_FAILED; then
+not the controller: ErrorCode.not_controller; no Alter on the Cluster: ErrorCode.cluster_authorization_failed; then
 controller.scram."""
 
 from controller import scram
 from controller.quotas import NOT_CONTROLLER_MESSAGE
 
+from model.errors import ErrorCode
 from ..protocol.build import build
 from ..protocol.codec import response_schema
-from .admin_common import NOT_CONTROLLER, admin, caller
+from .admin_common import admin, caller
 
 _KEY = 51
-CLUSTER_AUTHORIZATION_FAILED = 31
 
 
 async def handle(ctx, request):
     controller = admin(ctx)
     if controller is None:
-        results = _every_user(request, NOT_CONTROLLER, NOT_CONTROLLER_MESSAGE)
+        results = _every_user(request, ErrorCode.not_controller, NOT_CONTROLLER_MESSAGE)
     elif not ctx.authorized("ALTER", "CLUSTER", "kafka-cluster"):
-        results = _every_user(request, CLUSTER_AUTHORIZATION_FAILED, "Cluster authorization failed.")
+        results = _every_user(request, ErrorCode.cluster_authorization_failed, "Cluster authorization failed.")
     else:
         deletions = [scram.Deletion(d.name, int(d.mechanism)) for d in request.deletions]
         upsertions = [scram.Upsertion(u.name, int(u.mechanism), int(u.iterations), bytes(u.salt),

@@ -1,10 +1,11 @@
 """ApiVersions: derived from the api table."""
 
+from model.errors import ErrorCode
+
 from ..protocol import api_table
 from ..protocol.build import build
 from ..protocol.codec import response_schema
 
-UNSUPPORTED_VERSION = 35
 _KEY = 18
 
 
@@ -26,4 +27,4 @@ async def handle(ctx, request):
 
 def unsupported_version_response():
     """Kafka's answer to an ApiVersions version it does not know: v0, with its own range only."""
-    return build(response_schema(_KEY, 0), {"error_code": UNSUPPORTED_VERSION, "api_keys": _ranges(only=_KEY)})
+    return build(response_schema(_KEY, 0), {"error_code": ErrorCode.unsupported_version, "api_keys": _ranges(only=_KEY)})

@@ -3,15 +3,16 @@
 from model.acl_model import CLUSTER_NAME
 from controller.configs import TOPIC, AlterOp, ResourceChange, alter_configs
 
+from model.errors import ErrorCode
 from ..protocol.build import build
 from ..protocol.codec import response_schema
-from .admin_common import NOT_CONTROLLER, admin, caller
+from .admin_common import admin, caller
 
 
 async def answer(ctx, request, incremental: bool):
     controller = admin(ctx)
     if controller is None:
-        results = [_result(r.resource_type, r.resource_name, NOT_CONTROLLER, None) for r in request.resources]
+        results = [_result(r.resource_type, r.resource_name, ErrorCode.not_controller, None) for r in request.resources]
     else:
         changes = [ResourceChange(r.resource_type, r.resource_name,
                                   [AlterOp(c.name, c.value, c.config_operation) if incremental

@@ -3,12 +3,12 @@
 from model.acl_model import CLUSTER_NAME, filter_only_value, has_unknown_code, new_binding
 from controller.acls import create_acls
 
+from model.errors import ErrorCode
 from ..protocol.build import build
 from ..protocol.codec import RequestParseError, response_schema
-from .admin_common import NOT_CONTROLLER, acl_authorizer, admin, audit_denied, caller, not_authorized_message
+from .admin_common import acl_authorizer, admin, audit_denied, caller, not_authorized_message
 
 _KEY = 30
-UNKNOWN_SERVER_ERROR, CLUSTER_AUTHORIZATION_FAILED, SECURITY_DISABLED = -1, 31, 54
 NO_AUTHORIZER = "No Authorizer is configured."
 
 
@@ -26,13 +26,13 @@ async def handle(ctx, request):
     authorizer = acl_authorizer(ctx)
     refused = None
     if not ctx.authorized("ALTER", "CLUSTER", CLUSTER_NAME):
-        refused = (CLUSTER_AUTHORIZATION_FAILED, not_authorized_message(ctx))
+        refused = (ErrorCode.cluster_authorization_failed, not_authorized_message(ctx))
     elif authorizer is None:
-        results = [_result(SECURITY_DISABLED, NO_AUTHORIZER) for _ in bindings]
+        results = [_result(ErrorCode.security_disabled, NO_AUTHORIZER) for _ in bindings]
     elif (controller := admin(ctx)) is None:
-        results = [_result(NOT_CONTROLLER, None) for _ in bindings]
+        results = [_result(ErrorCode.not_controller, None) for _ in bindings]
     elif any(filter_only_value(b) for b in bindings):
-        refused = (UNKNOWN_SERVER_ERROR, None)  # Kafka's handler throws for the whole request
+        refused = (ErrorCode.unknown_server_error, None)  # Kafka's handler throws for the whole request
     else:
         outcomes = await create_acls(controller, authorizer.cache, bindings, caller(ctx))
         results = [_result(o.error_code, o.error_message) for o in outcomes]

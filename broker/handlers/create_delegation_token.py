@@ -5,9 +5,10 @@ are not users (INVALID_PRINCIPAL_TYPE); the controller writes it (controller.tok
 
 from controller import tokens
 
+from model.errors import ErrorCode
 from ..protocol.build import build
 from ..protocol.codec import response_schema
-from .admin_common import NOT_CONTROLLER, admin, caller
+from .admin_common import admin, caller
 from .token_common import allow_token_requests, millis, split
 
 _KEY = 38
@@ -21,11 +22,11 @@ def owner_of(ctx, body) -> str:
 def precheck(ctx, body):
     owner, requester = owner_of(ctx, body), ctx.principal
     if not allow_token_requests(ctx):
-        return response(ctx.version, tokens.REQUEST_NOT_ALLOWED, owner, requester)
+        return response(ctx.version, ErrorCode.delegation_token_request_not_allowed, owner, requester)
     if owner != requester and not ctx.authorized("CREATE_TOKENS", "USER", owner):
-        return response(ctx.version, tokens.AUTHORIZATION_FAILED, owner, requester)
+        return response(ctx.version, ErrorCode.delegation_token_authorization_failed, owner, requester)
     if any(r.principal_type != "User" for r in body.renewers):
-        return response(ctx.version, tokens.INVALID_PRINCIPAL_TYPE, owner, requester)
+        return response(ctx.version, ErrorCode.invalid_principal_type, owner, requester)
     return None
 
 
@@ -33,7 +34,7 @@ async def handle(ctx, request):
     owner, requester = owner_of(ctx, request), ctx.principal
     controller = admin(ctx)
     if controller is None:
-        return response(ctx.version, NOT_CONTROLLER, owner, requester)
+        return response(ctx.version, ErrorCode.not_controller, owner, requester)
     renewers = [f"{r.principal_type}:{r.principal_name}" for r in request.renewers]
     code, info, hmac = await tokens.create(controller, ctx.broker.tokens, tokens.settings(ctx.config), owner,
                                            requester, renewers, millis(request.max_lifetime), caller(ctx))

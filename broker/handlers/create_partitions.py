@@ -2,9 +2,10 @@
 
 from controller.partitions import PartitionIncrease, create_partitions, kafka_map_order
 
+from model.errors import ErrorCode
 from ..protocol.build import build
 from ..protocol.codec import response_schema
-from .admin_common import NOT_CONTROLLER, admin, caller, timeout_ms
+from .admin_common import admin, caller, timeout_ms
 
 _KEY = 37
 
@@ -13,7 +14,7 @@ async def handle(ctx, request):
     controller = admin(ctx)
     if controller is None:
         # Kafka answers from a Map: one result per distinct name
-        results = [_result(name, NOT_CONTROLLER, None) for name in kafka_map_order([t.name for t in request.topics])]
+        results = [_result(name, ErrorCode.not_controller, None) for name in kafka_map_order([t.name for t in request.topics])]
     else:
         requests = [PartitionIncrease(t.name, t.count, _assignments(t)) for t in request.topics]
         outcomes = await create_partitions(controller, requests, request.validate_only, timeout_ms(request),

@@ -5,23 +5,22 @@ from collections import Counter
 
 from model.acl_model import CLUSTER_NAME
 from controller.topics import NewTopic
+from model.errors import ErrorCode
 from model.topic_configs import effective_topic_configs
 
 from ..protocol.build import build, entity_class
 from ..protocol.codec import response_schema
-from .admin_common import (NOT_CONTROLLER, ZERO_UUID, admin, audit_denied, caller, dynamic_broker_layers,
-                           forwarded_wait_s, timeout_ms)
+from .admin_common import ZERO_UUID, admin, audit_denied, caller, dynamic_broker_layers, forwarded_wait_s, timeout_ms
 
 _KEY = 19
 _FIRST_WITH_CONFIGS = 5  # v5 added the topic's configs, counts and config error code to the response
-TOPIC_AUTHORIZATION_FAILED = 29
 AUTHORIZATION_FAILED = "Authorization failed."
 
 
 async def handle(ctx, request):
     controller = admin(ctx)
     if controller is None:
-        results = [_result(t.name, NOT_CONTROLLER, None) for t in request.topics]
+        results = [_result(t.name, ErrorCode.not_controller, None) for t in request.topics]
     else:
         results = await _create(ctx, controller, request)
     return build(response_schema(_KEY, ctx.version), {"throttle_time": 0, "topics": results})
@@ -30,7 +29,7 @@ async def handle(ctx, request):
 async def _create(ctx, controller, request) -> list[dict]:
     """KafkaApis.handleCreateTopicsRequest: Create on the Cluster, else on each topic (a topic named
     twice is INVALID_REQUEST either way); configs and counts only for topics the client may
-    DescribeConfigs, the others get topic_config_error_code TOPIC_AUTHORIZATION_FAILED."""
+    DescribeConfigs, the others get topic_config_error_code ErrorCode.topic_authorization_failed."""
     names = [t.name for t in request.topics]
     counts = Counter(names)
     distinct = set(counts)
@@ -50,14 +49,14 @@ async def _create(ctx, controller, request) -> list[dict]:
     results = []
     for name in names:
         if name in denied:
-            result = _result(name, TOPIC_AUTHORIZATION_FAILED, AUTHORIZATION_FAILED)
-            audit_denied(ctx, controller, "TOPIC", name, "CREATE", TOPIC_AUTHORIZATION_FAILED, AUTHORIZATION_FAILED,
+            result = _result(name, ErrorCode.topic_authorization_failed, AUTHORIZATION_FAILED)
+            audit_denied(ctx, controller, "TOPIC", name, "CREATE", ErrorCode.topic_authorization_failed, AUTHORIZATION_FAILED,
                          request.validate_only)
         else:
             result = _outcome(ctx, next(outcomes), request.validate_only, name in described)
         # Kafka resets the flag for a topic the creation itself failed (not a refused or duplicate one)
         if name not in described and (name in denied or counts[name] > 1 or result["error_code"] == 0):
-            result["topic_config_error_code"] = TOPIC_AUTHORIZATION_FAILED
+            result["topic_config_error_code"] = ErrorCode.topic_authorization_failed
         results.append(result)
     return results
 

@@ -3,12 +3,12 @@
 from model.acl_model import CLUSTER_NAME, has_unknown_code, new_filter
 from controller.acls import delete_acls
 
+from model.errors import ErrorCode
 from ..protocol.build import build
 from ..protocol.codec import RequestParseError, response_schema
-from .admin_common import NOT_CONTROLLER, acl_authorizer, admin, audit_denied, caller, not_authorized_message
+from .admin_common import acl_authorizer, admin, audit_denied, caller, not_authorized_message
 
 _KEY = 31
-CLUSTER_AUTHORIZATION_FAILED, SECURITY_DISABLED = 31, 54
 NO_AUTHORIZER = "No Authorizer is configured."
 
 
@@ -26,14 +26,14 @@ async def handle(ctx, request):
     authorizer = acl_authorizer(ctx)
     if not ctx.authorized("ALTER", "CLUSTER", CLUSTER_NAME):
         message = not_authorized_message(ctx)
-        results = [_result(CLUSTER_AUTHORIZATION_FAILED, message, ()) for _ in filters]
+        results = [_result(ErrorCode.cluster_authorization_failed, message, ()) for _ in filters]
         for acl_filter in filters:
             audit_denied(ctx, ctx.broker.admin, "ACL", str(acl_filter), "DELETE_ACLS",
-                         CLUSTER_AUTHORIZATION_FAILED, message)
+                         ErrorCode.cluster_authorization_failed, message)
     elif authorizer is None:
-        results = [_result(SECURITY_DISABLED, NO_AUTHORIZER, ()) for _ in filters]
+        results = [_result(ErrorCode.security_disabled, NO_AUTHORIZER, ()) for _ in filters]
     elif (controller := admin(ctx)) is None:
-        results = [_result(NOT_CONTROLLER, None, ()) for _ in filters]
+        results = [_result(ErrorCode.not_controller, None, ()) for _ in filters]
     else:
         found = await delete_acls(controller, authorizer.cache, filters, caller(ctx))
         results = [_result(r.outcome.error_code, r.outcome.error_message, [_matching(d) for d in r.deleted])

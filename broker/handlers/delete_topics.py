@@ -1,12 +1,12 @@
 """DeleteTopics v1-v6 (by name, or by topic id from v6)."""
 
+from model.errors import ErrorCode
+
 from ..protocol.build import build
 from ..protocol.codec import response_schema
-from .admin_common import NOT_CONTROLLER, ZERO_UUID, admin, audit_denied, caller, forwarded_wait_s, timeout_ms
+from .admin_common import ZERO_UUID, admin, audit_denied, caller, forwarded_wait_s, timeout_ms
 
 _KEY = 20
-INVALID_REQUEST, UNKNOWN_TOPIC_OR_PARTITION, TOPIC_DELETION_DISABLED, UNKNOWN_TOPIC_ID = 42, 3, 73, 100
-TOPIC_AUTHORIZATION_FAILED = 29
 
 
 async def after_forward(ctx, request, response, received: float) -> None:
@@ -28,13 +28,13 @@ async def handle(ctx, request):
     requested = _requested(ctx, request)
     controller = admin(ctx)
     if controller is None:
-        results = [_result(name, tid, NOT_CONTROLLER) for name, tid in requested]
+        results = [_result(name, tid, ErrorCode.not_controller) for name, tid in requested]
     elif not ctx.config["delete.topic.enable"]:
-        code = INVALID_REQUEST if ctx.version < 3 else TOPIC_DELETION_DISABLED
+        code = ErrorCode.invalid_request if ctx.version < 3 else ErrorCode.topic_deletion_disabled
         results = [_result(name, tid, code) for name, tid in requested]
     elif any(name is not None and tid != ZERO_UUID for name, tid in requested):
         message = "Topic name and topic ID can not both be specified."
-        results = [_result(name, tid, INVALID_REQUEST, message) for name, tid in requested]
+        results = [_result(name, tid, ErrorCode.invalid_request, message) for name, tid in requested]
     else:
         results = []
         to_delete = []
@@ -42,7 +42,7 @@ async def handle(ctx, request):
             if tid != ZERO_UUID:
                 name = ctx.cache.topic_by_id(tid)
                 if name is None:
-                    results.append(_result(None, tid, UNKNOWN_TOPIC_ID))
+                    results.append(_result(None, tid, ErrorCode.unknown_topic_id))
                     continue
                 if not ctx.authorized("DESCRIBE", "TOPIC", name):  # the name stays hidden, the id is no secret
                     results.append(_refused(ctx, controller, None, tid, name))
@@ -51,7 +51,7 @@ async def handle(ctx, request):
                 results.append(_refused(ctx, controller, name, tid, name))
                 continue
             if name not in ctx.cache.topics:
-                results.append(_result(name, tid, UNKNOWN_TOPIC_OR_PARTITION))
+                results.append(_result(name, tid, ErrorCode.unknown_topic_or_partition))
                 continue
             results.append(_result(name, tid, 0))
             to_delete.append(name)
@@ -65,8 +65,8 @@ async def handle(ctx, request):
 
 
 def _refused(ctx, controller, shown: str | None, topic_id, name: str) -> dict:
-    audit_denied(ctx, controller, "TOPIC", name, "DELETE", TOPIC_AUTHORIZATION_FAILED, None)
-    return _result(shown, topic_id, TOPIC_AUTHORIZATION_FAILED)
+    audit_denied(ctx, controller, "TOPIC", name, "DELETE", ErrorCode.topic_authorization_failed, None)
+    return _result(shown, topic_id, ErrorCode.topic_authorization_failed)
 
 
 def _result(name, topic_id, code: int, message: str | None = None) -> dict:

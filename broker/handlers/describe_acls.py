@@ -2,12 +2,12 @@
 
 from model.acl_model import CLUSTER_NAME, has_unknown_code, new_filter
 
+from model.errors import ErrorCode
 from ..protocol.build import build
 from ..protocol.codec import RequestParseError, response_schema
 from .admin_common import acl_authorizer, not_authorized_message
 
 _KEY = 29
-CLUSTER_AUTHORIZATION_FAILED, SECURITY_DISABLED = 31, 54
 NO_AUTHORIZER = "No Authorizer is configured on the broker"
 
 
@@ -23,9 +23,9 @@ async def handle(ctx, request):
     body = {"throttle_time": 0, "error_code": 0, "error_message": None, "resources": ()}
     authorizer = acl_authorizer(ctx)
     if not ctx.authorized("DESCRIBE", "CLUSTER", CLUSTER_NAME):
-        body.update(error_code=CLUSTER_AUTHORIZATION_FAILED, error_message=not_authorized_message(ctx))
+        body.update(error_code=ErrorCode.cluster_authorization_failed, error_message=not_authorized_message(ctx))
     elif authorizer is None:
-        body.update(error_code=SECURITY_DISABLED, error_message=NO_AUTHORIZER)
+        body.update(error_code=ErrorCode.security_disabled, error_message=NO_AUTHORIZER)
     else:
         acl_filter = new_filter(request.resource_type_filter, request.resource_name_filter,
                                 request.pattern_type_filter, request.principal_filter, request.host_filter,

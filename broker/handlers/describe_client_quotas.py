@@ -3,12 +3,11 @@ ZkAdminManager.describeClientQuotas does: the same reads, the same filter, the s
 
 import asyncio
 
-from controller import errors as E
 from model.acl_model import CLUSTER_NAME
-from controller.errors import AdminError
 from controller.quotas import (CLIENT_ID, IP, IP_KEYS, JAVA_DOUBLE, QUOTA_KEYS, USER, decode_config,
                                desanitize_entity, sanitize_entity)
 
+from model.errors import ErrorCode, KafkaError
 from ..protocol.build import build
 from ..protocol.codec import response_schema
 
@@ -17,13 +16,12 @@ EXACT, DEFAULT, SPECIFIED = 0, 1, 2  # match types
 ANY = object()  # the match of a SPECIFIED component (Kafka's null match)
 ABSENT = object()  # an entity without this entity type
 _WORDS = {USER: "user", CLIENT_ID: "client", IP: "ip"}
-UNSUPPORTED_VERSION = 35
 
 
 async def handle(ctx, request):
     body = {"throttle_time": 0, "error_code": 0, "error_message": None, "entries": None}
     if not ctx.authorized("DESCRIBE_CONFIGS", "CLUSTER", CLUSTER_NAME):
-        body["error_code"] = E.CLUSTER_AUTHORIZATION_FAILED  # no message: it would be the default one
+        body["error_code"] = ErrorCode.cluster_authorization_failed  # no message: it would be the default one
         return build(response_schema(_KEY, ctx.version), body)
     try:
         found = parse_filter([(c.entity_type, c.match_type, c.match) for c in request.components])
@@ -31,11 +29,11 @@ async def handle(ctx, request):
         body["entries"] = [{"entity": [{"entity_type": t, "entity_name": n} for t, n in entity],
                             "values": [{"key": k, "value": v} for k, v in sorted(values.items())]}
                            for entity, values in results]
-    except AdminError as exc:
+    except KafkaError as exc:
         body["error_code"], body["error_message"] = exc.code, exc.message
     except Exception as exc:  # ZooKeeper unavailable, or a bug: Kafka answers UNKNOWN_SERVER_ERROR
         ctx.log.warning("describe client quotas failed", error=repr(exc))
-        body["error_code"] = E.UNKNOWN_SERVER_ERROR
+        body["error_code"] = ErrorCode.unknown_server_error
     return build(response_schema(_KEY, ctx.version), body)
 
 
@@ -45,20 +43,20 @@ def parse_filter(components: list[tuple[str, int, str | None]]) -> dict[str, str
     parsed = []
     for entity_type, match_type, match in components:
         if match_type not in (EXACT, DEFAULT, SPECIFIED) or (match_type == EXACT and match is None):
-            raise AdminError(E.UNKNOWN_SERVER_ERROR, None)  # IllegalArgumentException, NullPointerException
+            raise KafkaError(ErrorCode.unknown_server_error, None)  # IllegalArgumentException, NullPointerException
         parsed.append((entity_type, match if match_type == EXACT else None if match_type == DEFAULT else ANY))
     found: dict[str, str | None] = {}
     for entity_type, match in parsed:
         if entity_type in _WORDS:
             if entity_type in found:
-                raise AdminError(E.INVALID_REQUEST, f"Duplicate {_WORDS[entity_type]} filter component entity type")
+                raise KafkaError(ErrorCode.invalid_request, f"Duplicate {_WORDS[entity_type]} filter component entity type")
             found[entity_type] = match
         elif entity_type == "":
-            raise AdminError(E.INVALID_REQUEST, "Unexpected empty filter component entity type")
+            raise KafkaError(ErrorCode.invalid_request, "Unexpected empty filter component entity type")
         else:
-            raise AdminError(UNSUPPORTED_VERSION, f"Custom entity type '{entity_type}' not supported")
+            raise KafkaError(ErrorCode.unsupported_version, f"Custom entity type '{entity_type}' not supported")
     if (USER in found or CLIENT_ID in found) and IP in found:
-        raise AdminError(E.INVALID_REQUEST, "Invalid entity filter component combination, IP filter component "
+        raise KafkaError(ErrorCode.invalid_request, "Invalid entity filter component combination, IP filter component "
                                             "should not be used with user or clientId filter component.")
     return found
 
@@ -142,7 +140,7 @@ def _double(text: str) -> float:
     """Double.parseDouble; a value that is not a number fails the request (IllegalStateException)."""
     stripped = text.strip("".join(map(chr, range(33))))
     if not JAVA_DOUBLE.fullmatch(stripped):
-        raise AdminError(E.UNKNOWN_SERVER_ERROR, None)
+        raise KafkaError(ErrorCode.unknown_server_error, None)
     return float(stripped.rstrip("fFdD").replace("Infinity", "inf"))
 
 
@@ -154,7 +152,7 @@ class ZkQuotaReader:
 
     async def one(self, config_type: str, name: str) -> dict[str, str]:
         if "" in name.split("/"):  # ZooKeeper refuses the path: IllegalArgumentException
-            raise AdminError(E.UNKNOWN_SERVER_ERROR, None)
+            raise KafkaError(ErrorCode.unknown_server_error, None)
         got = await self.zk.get(f"/config/{config_type}/{name}")
         return decode_config(got[0] if got else None)
 

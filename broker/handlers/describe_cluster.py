@@ -1,18 +1,19 @@
 """DescribeCluster v0-v1 (KIP-700), from the metadata cache."""
 
+from model.errors import ErrorCode
+
 from ..protocol.build import build
 from ..protocol.codec import response_schema
 from .metadata import AUTHORIZED_OPERATIONS_OMITTED, cluster_operations, listener_brokers
 
 _KEY = 60
 _ENDPOINT_TYPE_BROKERS = 1
-_MISMATCHED_ENDPOINT_TYPE = 114
 
 
 async def handle(ctx, request):
     if ctx.version >= 1 and request.endpoint_type != _ENDPOINT_TYPE_BROKERS:
         return build(response_schema(_KEY, ctx.version), {
-            "throttle_time": 0, "error_code": _MISMATCHED_ENDPOINT_TYPE, "endpoint_type": request.endpoint_type,
+            "throttle_time": 0, "error_code": ErrorCode.mismatched_endpoint_type, "endpoint_type": request.endpoint_type,
             "error_message": f"The request was sent to an endpoint of type BROKER, but we wanted an endpoint "
                              f"of type {'CONTROLLER' if request.endpoint_type == 2 else request.endpoint_type}",
             "cluster_id": "", "controller_id": -1, "brokers": (),

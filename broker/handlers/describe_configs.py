@@ -4,6 +4,7 @@
 from controller import broker_configs as bc
 from model.acl_model import CLUSTER_NAME
 from controller.configs import BROKER, BROKER_LOGGER, TOPIC, java_int
+from model.errors import ErrorCode
 from model.topic_configs import ConfigSource, ConfigValidationError, effective_topic_configs
 from model.topic_names import validate_topic_name
 
@@ -12,7 +13,6 @@ from ..protocol.codec import response_schema
 from .admin_common import dynamic_broker_layers
 
 _KEY = 32
-UNKNOWN_SERVER_ERROR, UNKNOWN_TOPIC_OR_PARTITION, INVALID_TOPIC_EXCEPTION, INVALID_REQUEST = -1, 3, 17, 42
 TOPIC_REFUSED, CLUSTER_REFUSED = (29, "Topic authorization failed."), (31, "Cluster authorization failed.")
 INVALID_REQUEST_MESSAGE = ("This most likely occurs because of a request being malformed by the client library or "
                            "the message was sent to an incompatible broker. See the broker logs for more details.")
@@ -27,7 +27,7 @@ class _Refused(Exception):
 async def handle(ctx, request):
     if any(r.resource_type not in (TOPIC, BROKER, BROKER_LOGGER) for r in request.resources):
         # KafkaApis throws for the whole request: every resource gets the error, no configs
-        results = [_result(r, INVALID_REQUEST, INVALID_REQUEST_MESSAGE, ()) for r in request.resources]
+        results = [_result(r, ErrorCode.invalid_request, INVALID_REQUEST_MESSAGE, ()) for r in request.resources]
     else:
         documentation = getattr(request, "include_documentation", False)  # v3+
         may = [_may_describe(ctx, r) for r in request.resources]
@@ -70,16 +70,16 @@ def _describe(ctx, resource, include_synonyms: bool, include_documentation: bool
 def _topic(ctx, topic: str, include_synonyms: bool, include_documentation: bool) -> list[dict]:
     invalid = validate_topic_name(topic)
     if invalid is not None:
-        raise _Refused(INVALID_TOPIC_EXCEPTION, invalid)
+        raise _Refused(ErrorCode.invalid_topic_exception, invalid)
     if topic not in ctx.cache.topics:
-        raise _Refused(UNKNOWN_TOPIC_OR_PARTITION, "")
+        raise _Refused(ErrorCode.unknown_topic_or_partition, "")
     dynamic_broker, dynamic_default = dynamic_broker_layers(ctx)
     try:
         entries = effective_topic_configs(ctx.cache.topic_configs.get(topic, {}), dynamic_broker, dynamic_default,
                                           ctx.config.originals, include_synonyms, include_documentation)
     except ConfigValidationError as exc:  # a stored override LogConfig cannot build: Kafka's ConfigException
         ctx.log.error("describe configs failed", topic=topic, error=exc.message)
-        raise _Refused(UNKNOWN_SERVER_ERROR, None) from None
+        raise _Refused(ErrorCode.unknown_server_error, None) from None
     return [_entry(e) for e in entries]
 
 
@@ -87,9 +87,9 @@ def _broker(ctx, name: str, include_synonyms: bool, include_documentation: bool)
     broker_id = ctx.broker.broker_id
     if name:
         if not java_int(name):
-            raise _Refused(INVALID_REQUEST, f"Broker id must be an integer, but it is: {name}")
+            raise _Refused(ErrorCode.invalid_request, f"Broker id must be an integer, but it is: {name}")
         if int(name) != broker_id:
-            raise _Refused(INVALID_REQUEST,
+            raise _Refused(ErrorCode.invalid_request,
                            f"Unexpected broker id, expected {broker_id} or empty string, but received {name}")
     configs = ctx.cache.broker_configs
     entries = bc.describe_broker(ctx.config.originals, configs.get(bc.DEFAULT_ENTITY, {}),
@@ -101,11 +101,11 @@ def _broker(ctx, name: str, include_synonyms: bool, include_documentation: bool)
 def _loggers(ctx, name: str) -> list[dict]:
     broker_id = ctx.broker.broker_id
     if not name:
-        raise _Refused(INVALID_REQUEST, "Broker id must not be empty")
+        raise _Refused(ErrorCode.invalid_request, "Broker id must not be empty")
     if not java_int(name):
-        raise _Refused(INVALID_REQUEST, f"Broker id must be an integer, but it is: {name}")
+        raise _Refused(ErrorCode.invalid_request, f"Broker id must be an integer, but it is: {name}")
     if int(name) != broker_id:
-        raise _Refused(INVALID_REQUEST, f"Unexpected broker id, expected {broker_id} but received {name}")
+        raise _Refused(ErrorCode.invalid_request, f"Unexpected broker id, expected {broker_id} but received {name}")
     return [{"name": logger, "value": level, "read_only": False,
              "config_source": int(ConfigSource.DYNAMIC_BROKER_LOGGER_CONFIG), "is_sensitive": False,
              "synonyms": (), "config_type": 0, "documentation": ""}

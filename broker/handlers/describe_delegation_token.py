@@ -4,6 +4,7 @@ on the DelegationToken (its id) or DescribeTokens on the owner's User (KIP-373).
 
 from controller import tokens
 
+from model.errors import ErrorCode
 from ..protocol.build import build
 from ..protocol.codec import response_schema
 from .token_common import allow_token_requests, split
@@ -13,10 +14,10 @@ _KEY = 41
 
 async def handle(ctx, request):
     if not allow_token_requests(ctx):
-        return _response(ctx.version, tokens.REQUEST_NOT_ALLOWED, [])
+        return _response(ctx.version, ErrorCode.delegation_token_request_not_allowed, [])
     cache = ctx.broker.tokens
     if not cache.enabled:
-        return _response(ctx.version, tokens.AUTH_DISABLED, [])
+        return _response(ctx.version, ErrorCode.delegation_token_auth_disabled, [])
     if request.owners is not None and not request.owners:
         return _response(ctx.version, 0, [])
     owners = None if request.owners is None else [f"{o.principal_type}:{o.principal_name}" for o in request.owners]

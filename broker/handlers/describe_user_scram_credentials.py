@@ -3,8 +3,8 @@ ZkAdminManager.describeUserScramCredentials does (mechanisms and iterations, nev
 
 from collections import Counter
 
+from model.errors import ErrorCode
 from model.scram_credential import MECHANISMS, credential_from_string
-from controller import errors as E
 from controller.quotas import sanitize
 
 from ..protocol.build import build
@@ -12,14 +12,13 @@ from ..protocol.codec import response_schema
 from .describe_client_quotas import ZkQuotaReader
 
 _KEY = 50
-CLUSTER_AUTHORIZATION_FAILED, RESOURCE_NOT_FOUND, DUPLICATE_RESOURCE = 31, 91, 92
 UNKNOWN_SERVER_ERROR_MESSAGE = "The server experienced an unexpected error when processing the request."
 
 
 async def handle(ctx, request):
     body = {"throttle_time": 0, "error_code": 0, "error_message": None, "results": []}
     if not ctx.authorized("DESCRIBE", "CLUSTER", "kafka-cluster"):  # getErrorResponse: results without names
-        error = {"error_code": CLUSTER_AUTHORIZATION_FAILED, "error_message": "Cluster authorization failed."}
+        error = {"error_code": ErrorCode.cluster_authorization_failed, "error_message": "Cluster authorization failed."}
         body.update(error, results=[{"user": "", **error} for _ in request.users or ()])
     else:
         try:
@@ -27,7 +26,7 @@ async def handle(ctx, request):
                                              ZkQuotaReader(ctx.broker.zk))
         except Exception as exc:  # ZooKeeper unavailable: Kafka's top-level UNKNOWN_SERVER_ERROR
             ctx.log.warning("describe user scram credentials failed", error=repr(exc))
-            body["error_code"], body["error_message"] = E.UNKNOWN_SERVER_ERROR, UNKNOWN_SERVER_ERROR_MESSAGE
+            body["error_code"], body["error_message"] = ErrorCode.unknown_server_error, UNKNOWN_SERVER_ERROR_MESSAGE
     body["results"] = [{"credential_infos": [], **r} for r in body["results"]]
     return build(response_schema(_KEY, ctx.version), body)
 
@@ -44,11 +43,11 @@ def _result(user: str, props: dict[str, str], explicit: bool) -> dict | None:
     try:
         infos = credential_infos(props)
     except ValueError:  # bad data in ZooKeeper
-        return {"user": user, "error_code": E.UNKNOWN_SERVER_ERROR, "error_message": UNKNOWN_SERVER_ERROR_MESSAGE}
+        return {"user": user, "error_code": ErrorCode.unknown_server_error, "error_message": UNKNOWN_SERVER_ERROR_MESSAGE}
     if infos is not None:
         return {"user": user, "error_code": 0, "error_message": None, "credential_infos": infos}
     if explicit:
-        return {"user": user, "error_code": RESOURCE_NOT_FOUND,
+        return {"user": user, "error_code": ErrorCode.resource_not_found,
                 "error_message": f"Attempt to describe a user credential that does not exist: {user}"}
     return None
 
@@ -61,14 +60,14 @@ async def describe(users: list[str] | None, reader) -> list[dict]:
     results: dict[str, dict] = {}
     for user in dict.fromkeys(users):
         if user == "":
-            results[user] = {"user": user, "error_code": RESOURCE_NOT_FOUND, "error_message": "Username must not be empty"}
+            results[user] = {"user": user, "error_code": ErrorCode.resource_not_found, "error_message": "Username must not be empty"}
         elif counts[user] > 1:
-            results[user] = {"user": user, "error_code": DUPLICATE_RESOURCE, "error_message":
+            results[user] = {"user": user, "error_code": ErrorCode.duplicate_resource, "error_message":
                              f"Cannot describe SCRAM credentials for the same user twice in a single request: {user}"}
         else:
             try:
                 results[user] = _result(user, await reader.one("users", sanitize(user)), True)
             except Exception:
-                results[user] = {"user": user, "error_code": E.UNKNOWN_SERVER_ERROR,
+                results[user] = {"user": user, "error_code": ErrorCode.unknown_server_error,
                                  "error_message": UNKNOWN_SERVER_ERROR_MESSAGE}
     return list(results.values())

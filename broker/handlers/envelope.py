@@ -4,6 +4,8 @@ inner request runs as the forwarded client, and its response goes back inside.""
 import functools
 import ipaddress
 
+from model.errors import ErrorCode
+
 from ..context import RequestContext
 from ..dispatch import dispatch
 from ..forwarding import CLIENT_ID_PREFIX
@@ -12,8 +14,6 @@ from ..protocol.build import build, error_codes
 from ..protocol.codec import RequestParseError, decode_request, encode_response, peek, response_schema, strip_size_prefix
 from ..protocol.principal import PrincipalDeserializationError, deserialize_principal
 
-CLUSTER_AUTHORIZATION_FAILED, NOT_CONTROLLER, UNSUPPORTED_VERSION = 31, 41, 35
-INVALID_REQUEST, PRINCIPAL_DESERIALIZATION_FAILURE = 42, 97
 
 
 class _Refused(Exception):
@@ -34,11 +34,11 @@ async def handle(ctx, request):
     try:
         response = await dispatch(inner_ctx)
     except RequestParseError:  # the inner request is one Kafka refuses to answer: the forwarder closes its client
-        metrics.labels(str(forwarder), inner_ctx.request.api.name, str(UNSUPPORTED_VERSION)).inc()
-        return _response(None, UNSUPPORTED_VERSION)
-    if not isinstance(response, bytes) and NOT_CONTROLLER in error_codes(response):
-        metrics.labels(str(forwarder), inner_ctx.request.api.name, str(NOT_CONTROLLER)).inc()
-        return _response(None, NOT_CONTROLLER)  # the forwarder retries with the new controller
+        metrics.labels(str(forwarder), inner_ctx.request.api.name, str(ErrorCode.unsupported_version)).inc()
+        return _response(None, ErrorCode.unsupported_version)
+    if not isinstance(response, bytes) and ErrorCode.not_controller in error_codes(response):
+        metrics.labels(str(forwarder), inner_ctx.request.api.name, str(ErrorCode.not_controller)).inc()
+        return _response(None, ErrorCode.not_controller)  # the forwarder retries with the new controller
     data = response if isinstance(response, bytes) else strip_size_prefix(
         encode_response(inner_ctx.request.correlation_id, response))
     ctx.broker.metrics.child(metrics, str(forwarder), inner_ctx.request.api.name, "0").inc()
@@ -47,13 +47,13 @@ async def handle(ctx, request):
 
 def _inner_context(ctx, request, forwarder: int) -> RequestContext:
     if not ctx.authorized("CLUSTER_ACTION", "CLUSTER", "kafka-cluster"):
-        raise _Refused(CLUSTER_AUTHORIZATION_FAILED)
+        raise _Refused(ErrorCode.cluster_authorization_failed)
     if not ctx.broker.admin.active:
-        raise _Refused(NOT_CONTROLLER)
+        raise _Refused(ErrorCode.not_controller)
     try:
         principal = deserialize_principal(request.request_principal)
     except PrincipalDeserializationError:
-        raise _Refused(PRINCIPAL_DESERIALIZATION_FAILURE) from None
+        raise _Refused(ErrorCode.principal_deserialization_failure) from None
     frame = request.request_data
     try:
         api_key, version, _ = peek(frame)
@@ -62,12 +62,12 @@ def _inner_context(ctx, request, forwarder: int) -> RequestContext:
             raise RequestParseError(f"api {api_key} v{version}")
         inner = decode_request(frame, api, version)
     except RequestParseError:
-        raise _Refused(UNSUPPORTED_VERSION) from None
+        raise _Refused(ErrorCode.unsupported_version) from None
     if not api.forwardable:
-        raise _Refused(INVALID_REQUEST)
+        raise _Refused(ErrorCode.invalid_request)
     address = request.client_host_address
     if len(address) not in (4, 16):
-        raise _Refused(INVALID_REQUEST)
+        raise _Refused(ErrorCode.invalid_request)
     log = ctx.log.bind(api=api.name, version=version, forwarded_by=forwarder, principal=principal)
     return RequestContext(ctx.broker, inner, ctx.listener, principal, _host(address), log,
                           forwarded_by=forwarder, connection=ctx.connection)

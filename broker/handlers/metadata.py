@@ -3,6 +3,7 @@
 import uuid
 
 from model.acl_model import CLUSTER_NAME
+from model.errors import ErrorCode
 from model.topic_names import validate_topic_name
 
 from ..protocol.build import build
@@ -11,12 +12,9 @@ from ..protocol.codec import response_schema
 
 _KEY = 3
 ZERO_UUID = uuid.UUID(int=0)
-NONE, UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE = 0, 3, 5
-INVALID_REQUEST, UNKNOWN_TOPIC_ID, LISTENER_NOT_FOUND, INVALID_TOPIC_EXCEPTION = 42, 100, 72, 17
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 
 AUTHORIZED_OPERATIONS_OMITTED = -2147483648  # the schema's default: not asked for
-TOPIC_AUTHORIZATION_FAILED = 29
 
 
 def listener_brokers(ctx) -> list[dict]:
@@ -42,11 +40,11 @@ async def handle(ctx, request):
         for wanted in request.topics:
             topic_id = getattr(wanted, "topic_id", None) or ZERO_UUID
             if wanted.name is None and version < 12:
-                topics.append(_topic_error(INVALID_REQUEST, None, ZERO_UUID))
+                topics.append(_topic_error(ErrorCode.invalid_request, None, ZERO_UUID))
             elif topic_id != ZERO_UUID:
                 name = cache.topic_by_id(topic_id)
                 if name is None:
-                    topics.append(_topic_error(UNKNOWN_TOPIC_ID, None, topic_id))
+                    topics.append(_topic_error(ErrorCode.unknown_topic_id, None, topic_id))
                 else:
                     names.append(name)
                     by_id[name] = topic_id
@@ -66,10 +64,10 @@ async def handle(ctx, request):
             topics.append(_topic(ctx, name, include_ops))
         elif name not in uncreatable:
             topics.append(_topic_error(missing_errors[name], name, ZERO_UUID, _topic_ops(ctx, name, include_ops)))
-    topics += [_topic_error(TOPIC_AUTHORIZATION_FAILED, n, ZERO_UUID, is_internal=n in INTERNAL_TOPICS)
+    topics += [_topic_error(ErrorCode.topic_authorization_failed, n, ZERO_UUID, is_internal=n in INTERNAL_TOPICS)
                for n in uncreatable]
     if not all_topics:  # topic ids are no secret, names are
-        topics += [_topic_error(TOPIC_AUTHORIZATION_FAILED, None if n in by_id else n, by_id.get(n, ZERO_UUID))
+        topics += [_topic_error(ErrorCode.topic_authorization_failed, None if n in by_id else n, by_id.get(n, ZERO_UUID))
                    for n in hidden]
     include_cluster_ops = getattr(request, "include_cluster_authorized_operations", False)
     return build(response_schema(_KEY, version), {
@@ -106,9 +104,9 @@ def _create_refused(ctx, request, missing: list[str]) -> set[str]:
 
 def _missing_topic_errors(ctx, request, missing: list[str]) -> dict[str, int]:
     """INVALID_TOPIC_EXCEPTION for illegal names; the others are auto-created when allowed."""
-    errors = {n: INVALID_TOPIC_EXCEPTION if validate_topic_name(n) else UNKNOWN_TOPIC_OR_PARTITION for n in missing}
+    errors = {n: ErrorCode.invalid_topic_exception if validate_topic_name(n) else ErrorCode.unknown_topic_or_partition for n in missing}
     allowed = ctx.config["auto.create.topics.enable"] and getattr(request, "allow_auto_topic_creation", True)
-    creatable = [n for n in missing if errors[n] == UNKNOWN_TOPIC_OR_PARTITION]
+    creatable = [n for n in missing if errors[n] == ErrorCode.unknown_topic_or_partition]
     if allowed and creatable:
         code = ctx.broker.auto_create.request(creatable, ctx)
         errors.update({n: code for n in creatable})
@@ -130,11 +128,11 @@ def _topic(ctx, name: str, include_ops: bool) -> dict:
         leader = state.leader if state else -1
         leader_reg = cache.brokers.get(leader)
         if leader_reg is None:
-            error, leader_id = LEADER_NOT_AVAILABLE, -1
+            error, leader_id = ErrorCode.leader_not_available, -1
         elif leader_reg.endpoint(ctx.listener) is None:
-            error, leader_id = (LISTENER_NOT_FOUND if ctx.version >= 6 else LEADER_NOT_AVAILABLE), -1
+            error, leader_id = (ErrorCode.listener_not_found if ctx.version >= 6 else ErrorCode.leader_not_available), -1
         else:
-            error, leader_id = NONE, leader
+            error, leader_id = ErrorCode.none, leader
         partitions.append({
             "error_code": error,
             "partition_index": index,
@@ -145,7 +143,7 @@ def _topic(ctx, name: str, include_ops: bool) -> dict:
             "offline_replicas": [r for r in replicas if r not in cache.brokers],
         })
     return {
-        "error_code": NONE,
+        "error_code": ErrorCode.none,
         "name": name,
         "topic_id": assignment.topic_id or ZERO_UUID,
         "is_internal": name in INTERNAL_TOPICS,

@@ -1,8 +1,10 @@
 """SaslAuthenticate v0-v2: one SASL token of the exchange chosen by SaslHandshake v1+
 (broker.auth.sasl). On a PLAINTEXT listener or after authentication KafkaApis answers
-ILLEGAL_SASL_STATE. Re-authentication (KIP-368) is not offered: session lifetime 0."""
+ErrorCode.illegal_sasl_state. Re-authentication (KIP-368) is not offered: session lifetime 0."""
 
-from ..auth.sasl import ILLEGAL_SASL_STATE
+
+from model.errors import ErrorCode
+
 from ..protocol.build import build
 from ..protocol.codec import response_schema
 
@@ -13,7 +15,7 @@ AFTER_AUTHENTICATION = "SaslAuthenticate request received after successful authe
 async def handle(ctx, request):
     sasl = ctx.connection.sasl if ctx.connection is not None and ctx.forwarded_by is None else None
     if sasl is None or sasl.complete:
-        code, message, token = ILLEGAL_SASL_STATE, AFTER_AUTHENTICATION, b""
+        code, message, token = ErrorCode.illegal_sasl_state, AFTER_AUTHENTICATION, b""
     else:
         code, message, token = await sasl.authenticate(request.auth_bytes)
     return build(response_schema(_KEY, ctx.version), {"error_code": code, "error_message": message,

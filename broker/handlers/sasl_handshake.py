@@ -1,8 +1,10 @@
 """SaslHandshake v0-v1. On a SASL listener before authentication it chooses the mechanism
 (broker.auth.sasl); on a PLAINTEXT listener or after authentication KafkaApis answers
-ILLEGAL_SASL_STATE."""
+ErrorCode.illegal_sasl_state."""
 
-from ..auth.sasl import ILLEGAL_SASL_STATE
+
+from model.errors import ErrorCode
+
 from ..protocol.build import build
 from ..protocol.codec import response_schema
 
@@ -12,7 +14,7 @@ _KEY = 17
 async def handle(ctx, request):
     sasl = ctx.connection.sasl if ctx.connection is not None and ctx.forwarded_by is None else None
     if sasl is None or sasl.complete:
-        code, mechanisms = ILLEGAL_SASL_STATE, []
+        code, mechanisms = ErrorCode.illegal_sasl_state, []
     else:
         code, mechanisms = await sasl.handshake(request.mechanism, ctx.version)
     return build(response_schema(_KEY, ctx.version), {"error_code": code, "mechanisms": mechanisms})

@@ -5,9 +5,10 @@ import datetime
 
 from controller import tokens
 
+from model.errors import ErrorCode
 from ..protocol.build import build
 from ..protocol.codec import response_schema
-from .admin_common import NOT_CONTROLLER, admin, caller
+from .admin_common import admin, caller
 
 
 def allow_token_requests(ctx) -> bool:
@@ -39,7 +40,7 @@ async def change_expiry(ctx, request, key: int, change, period) -> object:
     """Renew or Expire (`change` is controller.tokens.renew or .expire) with the request's period."""
     controller = admin(ctx)
     if controller is None:
-        return expiry_response(key, ctx.version, NOT_CONTROLLER)
+        return expiry_response(key, ctx.version, ErrorCode.not_controller)
     code, expiry = await change(controller, ctx.broker.tokens, tokens.settings(ctx.config), ctx.principal,
                                 bytes(request.hmac), millis(period), caller(ctx))
     return expiry_response(key, ctx.version, code, expiry)
@@ -47,4 +48,4 @@ async def change_expiry(ctx, request, key: int, change, period) -> object:
 
 def refuse_unless_allowed(ctx, key: int):
     """The receiving broker's check before forwarding (precheck): no tokens over PLAINTEXT or tokens."""
-    return None if allow_token_requests(ctx) else expiry_response(key, ctx.version, tokens.REQUEST_NOT_ALLOWED)
+    return None if allow_token_requests(ctx) else expiry_response(key, ctx.version, ErrorCode.delegation_token_request_not_allowed)

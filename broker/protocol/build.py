@@ -13,8 +13,9 @@ import typing
 from collections.abc import Mapping
 from typing import Any
 
-from kio.schema.errors import ErrorCode
 from kio.static.primitive import i32Timedelta, i64Timedelta
+
+from model.errors import ErrorCode
 
 
 def _entity_in(tp: Any) -> type | None:

@@ -9,8 +9,8 @@ import pytest
 from controller import broker_configs as bc
 from controller import configs as C
 from controller.audit import Caller
-from controller.errors import AdminError
 from controller.policy import PolicySet, TopicState
+from model.errors import KafkaError
 from zkstore import MultiFailed, NoNode
 
 LIST_KEYS, SCALARS = {"cleanup.policy": "delete", "throttled": ""}, {"retention.ms"}
@@ -57,15 +57,15 @@ def test_operations_apply_in_order():
 
 
 def test_append_errors():
-    with pytest.raises(AdminError) as raised:
+    with pytest.raises(KafkaError) as raised:
         apply({}, ("retention.ms", C.APPEND, "1"))
     assert (raised.value.code, raised.value.message) == (40, "Config value append is not allowed for config key: "
                                                              "retention.ms")
-    with pytest.raises(AdminError) as raised:
+    with pytest.raises(KafkaError) as raised:
         apply({}, ("retention.ms", C.SUBTRACT, "1"))
     assert raised.value.message == "Config value subtract is not allowed for config key: retention.ms"
     for ops in ((("nope", C.APPEND, "1"),), (("retention.ms", 7, "1"),)):
-        with pytest.raises(AdminError) as raised:
+        with pytest.raises(KafkaError) as raised:
             apply({}, *ops)
         assert (raised.value.code, raised.value.message) == (-1, None)
 
@@ -75,7 +75,7 @@ def test_node_ids_parse_as_java_ints():
     assert not C.java_int(" 1") and not C.java_int("1.0") and not C.java_int("2147483648")
     for name, message in (("01x", "Node id must be an integer, but it is: 01x"),
                           ("2", "Unexpected broker id, expected 1, but received 2")):
-        with pytest.raises(AdminError) as raised:
+        with pytest.raises(KafkaError) as raised:
             C.check_node_id(name, 1)
         assert (raised.value.code, raised.value.message) == (42, message)
     C.check_node_id("01", 1)

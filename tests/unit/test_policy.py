@@ -3,8 +3,6 @@ import json
 import pytest
 
 from controller.policy import (
-    POLICY_VIOLATION,
-    UNKNOWN_SERVER_ERROR,
     AlterConfigRequest,
     CreateTopicRequest,
     LegacyAlterConfigAdapter,
@@ -18,6 +16,7 @@ from controller.policy import (
     load_policies,
 )
 from controller.rules_policy import RulesPolicy
+from model.errors import ErrorCode
 from tests.unit import policy_fixtures as fx
 
 F = "tests.unit.policy_fixtures"
@@ -172,15 +171,15 @@ def test_violation_and_crash_propagate_distinctly():
     crashing = load_policies({ACTIONS_KEY: f"{F}:CrashingPolicy"})
     with pytest.raises(RuntimeError) as crash:
         crashing.validate_topic(req(post=state()))
-    assert error_for(crash.value) == (UNKNOWN_SERVER_ERROR, None)
+    assert error_for(crash.value) == (ErrorCode.unknown_server_error, None)
     legacy = load_policies({CREATE_KEY: f"{F}:CrashingCreatePolicy"})
     with pytest.raises(RuntimeError):
         legacy.validate_topic(req(post=state()))
     rejecting = load_policies({CREATE_KEY: f"{F}:RejectAllCreates"})
     with pytest.raises(PolicyViolation) as violation:
         rejecting.validate_topic(req(post=state()))
-    assert error_for(violation.value) == (POLICY_VIOLATION, "no topics today")
-    assert error_for(PolicyViolation()) == (POLICY_VIOLATION, None)
+    assert error_for(violation.value) == (ErrorCode.policy_violation, "no topics today")
+    assert error_for(PolicyViolation()) == (ErrorCode.policy_violation, None)
 
 
 def test_only_alice():

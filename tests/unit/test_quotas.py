@@ -10,7 +10,7 @@ import pytest
 from broker.handlers.alter_client_quotas import as_request_map, java_hashmap_order
 from broker.handlers.describe_client_quotas import ANY, describe, parse_filter
 from controller import quotas as q
-from controller.errors import AdminError
+from model.errors import KafkaError
 from zkstore.fenced import ControllerMoved
 
 
@@ -22,7 +22,7 @@ def test_sanitize_is_kafkas_url_encoding():
     assert q.desanitize("a+b") == "a b"  # URLDecoder
     assert q.sanitize_entity(None) == "<default>" and q.desanitize_entity("<default>") is None
     assert q.sanitize_entity("<default>") == "%3Cdefault%3E"
-    with pytest.raises(AdminError) as err:
+    with pytest.raises(KafkaError) as err:
         q.desanitize("bad%zz")
     assert err.value.code == -1
 
@@ -51,7 +51,7 @@ def test_entity_paths_and_errors():
         ({"client-id": "c", "ip": "1.2.3.4"},
          "Invalid quota entity combination, IP entity should not be used with user/client ID entity."),
     ]:
-        with pytest.raises(AdminError) as err:
+        with pytest.raises(KafkaError) as err:
             q.entity_target(entity)
         assert (err.value.code, err.value.message) == (42, message)
 
@@ -81,10 +81,10 @@ def test_ops_follow_kafkas_types_and_messages():
         ([("producer_byte_rate", 1e30)], q.QUOTA_KEYS, "Configuration producer_byte_rate must be a LONG value"),
         ([("connection_creation_rate", 3e9)], q.IP_KEYS, "Configuration connection_creation_rate must be a INT value"),
     ]:
-        with pytest.raises(AdminError) as err:
+        with pytest.raises(KafkaError) as err:
             q.apply_ops({}, ops, keys)
         assert (err.value.code, err.value.message) == (42, message)
-    with pytest.raises(AdminError) as err:  # a SCRAM key given a number: Kafka's IllegalStateException
+    with pytest.raises(KafkaError) as err:  # a SCRAM key given a number: Kafka's IllegalStateException
         q.apply_ops({}, [("SCRAM-SHA-512", 1.0)], q.USER_KEYS)
     assert (err.value.code, err.value.message) == (-1, None)
     assert q.apply_ops({}, [("request_percentage", -3.0)], q.QUOTA_KEYS) == {"request_percentage": "-3.0"}
@@ -95,7 +95,7 @@ def test_stored_config_is_validated_before_a_write():
     for props, keys in [({"SCRAM-SHA-256": "x"}, q.QUOTA_KEYS), ({"producer_byte_rate": "1.5"}, q.QUOTA_KEYS),
                         ({"request_percentage": "abc"}, q.QUOTA_KEYS), ({"connection_creation_rate": "-1"}, q.IP_KEYS),
                         ({"retention.ms": "1"}, q.QUOTA_KEYS)]:
-        with pytest.raises(AdminError):
+        with pytest.raises(KafkaError):
             q.validate_stored(props, keys)
     assert q.decode_config(b"") == {} and q.decode_config(None) == {}
     assert q.decode_config(b'{"version":1,"config":{"a":"1"}}') == {"a": "1"}
@@ -114,7 +114,7 @@ def test_filter_parsing_errors():
         ([("group", 1, None), ("user", 7, None)], -1, None),  # request.filter() fails first
         ([("user", 0, None)], -1, None),
     ]:
-        with pytest.raises(AdminError) as err:
+        with pytest.raises(KafkaError) as err:
             parse_filter(components)
         assert (err.value.code, err.value.message) == (code, message)
 
