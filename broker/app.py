@@ -40,7 +40,7 @@ class Broker:
         self.metrics.follow_cache(self.cache)
         self.election = ControllerElection(self.zk, self.broker_id, log, self._controller_changed)
         self.applied = AppliedPublisher(self.zk, self.broker_id, log)
-        self.admin = AdminController(self.zk, self.cache, self.election, config, log)
+        self.admin = AdminController(self.zk, self.cache, self.election, config, log, CachePurgatory(self.cache.subscribe))
         self.auto_create = AutoTopicCreator(self)
         self.authorizer = load_authorizer(config, self.zk, log)
         self.tokens = TokenCache(self.zk, tokens.settings(config), log)  # delegation tokens, with a secret key

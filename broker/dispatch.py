@@ -1,12 +1,19 @@
-"""Where a parsed request goes: its handler here, or the controller inside an envelope."""
+"""Where a parsed request goes: its handler here, or the controller inside an envelope; and the
+one place that checks the api table's role (who answers an api) before a handler runs."""
 
 from typing import Any
 
+from model.errors import ErrorCode
+
 from .context import RequestContext
+from .protocol.api_table import Api, Role
+
+COORDINATOR_ROLES = (Role.GROUP_COORDINATOR, Role.TXN_COORDINATOR)
 
 
 async def dispatch(ctx: RequestContext) -> Any:
-    """The response entity, or the encoded response (header + body) to pass through as it is.
+    """The response entity, the encoded response (header + body) to pass through as it is, or
+    None: no response at all (Produce with acks=0; the connection writes nothing).
 
     A forwardable request received by a broker that is not the active controller is
     forwarded, unless it already came inside an envelope (no double forwarding).
@@ -18,4 +25,35 @@ async def dispatch(ctx: RequestContext) -> Any:
         return refused
     if api.forwardable and ctx.forwarded_by is None and not ctx.broker.admin.active:
         return await ctx.broker.forwarding.forward(ctx)
+    refused = refuse_for_role(ctx, api)
+    if refused is not None:
+        return refused
     return await api.handler(ctx, ctx.request.body)
+
+
+def refuse_for_role(ctx: RequestContext, api: Api) -> Any:
+    """The api's error response when this broker does not hold the role that answers it, else None.
+
+    - CONTROLLER: NOT_CONTROLLER on a broker that is not the active controller (KafkaApis'
+      `controllerMutationQuota` / ZkSupport.requireZkOrThrow checks). A forwardable api got here
+      only inside an envelope or on the controller: its handler answers NOT_CONTROLLER per
+      resource, after authorisation, as Kafka's ZkAdminManager does, so it passes.
+    - GROUP_COORDINATOR / TXN_COORDINATOR: NOT_COORDINATOR when `ctx.broker.coordinators` exists
+      and does not own the handler module's `coordinator_key(request)` (Kafka's
+      GroupCoordinator.isCoordinatorForGroup / TransactionCoordinator's check).
+    - LEADER: nothing here; leadership is per partition, so the handler answers
+      NOT_LEADER_OR_FOLLOWER partition by partition, as ReplicaManager does.
+    """
+    if api.role is Role.CONTROLLER:
+        if api.forwardable or ctx.broker.admin.active:
+            return None
+        return api.error_response(ctx.request, ErrorCode.not_controller)
+    if api.role in COORDINATOR_ROLES:
+        coordinators = getattr(ctx.broker, "coordinators", None)
+        key_of = api.coordinator_key
+        if coordinators is None or key_of is None:
+            return None
+        key = key_of(ctx.request)
+        if key is not None and not coordinators.owns(api.role, key):
+            return api.error_response(ctx.request, ErrorCode.not_coordinator)
+    return None

@@ -112,10 +112,15 @@ class Server:
                              connection=conn)
         response = await dispatch(ctx)
         forwarded = isinstance(response, bytes)  # the controller's answer, passed through as it came
-        error = "forwarded" if forwarded else str(int(getattr(response, "error_code", 0)))
+        if response is None:  # no response at all (Produce acks=0): the next frame is read as usual
+            error = "none"
+        else:
+            error = "forwarded" if forwarded else str(int(getattr(response, "error_code", 0)))
         elapsed = time.perf_counter() - started
         metrics = self._broker.metrics
         metrics.child(metrics.requests, api.name, str(version), error).inc()
         metrics.child(metrics.request_seconds, api.name, str(version)).observe(elapsed)
         log.debug("request", principal=ctx.principal, error=error, latency_ms=round(elapsed * 1000, 3))
+        if response is None:
+            return None
         return with_size_prefix(response) if forwarded else encode_response(correlation_id, response)

@@ -15,15 +15,28 @@ from ..protocol.codec import RequestParseError, decode_request, encode_response,
 from ..protocol.principal import PrincipalDeserializationError, deserialize_principal
 
 
-
 class _Refused(Exception):
     def __init__(self, code: int):
         self.code = code
 
 
-async def handle(ctx, request):
+def precheck(ctx, request):
+    """Kafka's order: the listener, then CLUSTER_ACTION, before dispatch's NOT_CONTROLLER (the role)."""
     if ctx.listener != ctx.config.inter_broker_listener:
         raise RequestParseError(f"EnvelopeRequest on listener {ctx.listener}, not the inter-broker listener")
+    if not ctx.authorized("CLUSTER_ACTION", "CLUSTER", "kafka-cluster"):
+        code = ErrorCode.cluster_authorization_failed
+        ctx.broker.metrics.envelopes.labels(str(_forwarding_broker(ctx.request.client_id)), "?", str(code)).inc()
+        return _response(None, code)
+    return None
+
+
+def error_response(request, code: int):
+    """An envelope refused as a whole (dispatch's NOT_CONTROLLER): the forwarder retries elsewhere."""
+    return _response(None, code)
+
+
+async def handle(ctx, request):
     forwarder = _forwarding_broker(ctx.request.client_id)
     metrics = ctx.broker.metrics.envelopes
     try:
@@ -46,9 +59,7 @@ async def handle(ctx, request):
 
 
 def _inner_context(ctx, request, forwarder: int) -> RequestContext:
-    if not ctx.authorized("CLUSTER_ACTION", "CLUSTER", "kafka-cluster"):
-        raise _Refused(ErrorCode.cluster_authorization_failed)
-    if not ctx.broker.admin.active:
+    if not ctx.broker.admin.active:  # the controller moved while dispatch passed it on
         raise _Refused(ErrorCode.not_controller)
     try:
         principal = deserialize_principal(request.request_principal)

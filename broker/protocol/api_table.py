@@ -1,13 +1,24 @@
 """The one table of the APIs fauxka speaks.
 
-ApiVersions is derived from it, the server dispatches through it, and the
-forwarding layer (later) reads `forwardable` from it: nothing is typed twice.
+ApiVersions is derived from it, the server dispatches through it, the forwarding layer reads
+`forwardable` from it and dispatch enforces its `role`: nothing is typed twice.
 """
 
+import enum
 import functools
 import importlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
+
+
+class Role(enum.Enum):
+    """Which broker answers an api (Kafka's KafkaApis checks, made one column of the table)."""
+
+    ANY = "any"  # every broker answers it
+    CONTROLLER = "controller"  # the active controller (NOT_CONTROLLER elsewhere, unless forwardable)
+    LEADER = "leader"  # the partition leader; checked per partition by the handler (NOT_LEADER_OR_FOLLOWER)
+    GROUP_COORDINATOR = "group_coordinator"  # the group's coordinator (NOT_COORDINATOR elsewhere)
+    TXN_COORDINATOR = "txn_coordinator"  # the transactional id's coordinator (NOT_COORDINATOR elsewhere)
 
 
 @dataclass(frozen=True, slots=True)
@@ -17,7 +28,7 @@ class Api:
     min_version: int
     max_version: int
     forwardable: bool = False  # KIP-590: a non-controller forwards it to the controller
-    controller_only: bool = False  # answered only by the active controller
+    role: Role = field(default=Role.ANY, kw_only=True)  # who answers it; enforced by broker/dispatch.py
 
     def supports(self, version: int) -> bool:
         return self.min_version <= version <= self.max_version
@@ -39,12 +50,31 @@ class Api:
         shows it); `received` is the monotonic time the forwarding broker read the request."""
         return _functions(self.name)[2]
 
+    @property
+    def error_response(self) -> Callable[[Any, int], Any]:
+        """The handler module's `error_response(request, code)`: the api's whole answer carrying one
+        error code (Kafka's AbstractRequest.getErrorResponse), used when dispatch refuses the
+        request for its role or forwarding fails. Without one, broker/handlers/error_responses.py's."""
+        return _functions(self.name)[3]
+
+    @property
+    def coordinator_key(self) -> Callable[[Any], str | None] | None:
+        """The handler module's `coordinator_key(request)` for coordinator roles: the group id or
+        transactional id whose coordinator must answer (None: no coordinator needed)."""
+        return _functions(self.name)[4]
+
 
 @functools.cache
-def _functions(name: str) -> tuple[Callable, Callable | None, Callable | None]:
-    """The handler module's `handle` and optional `precheck` and `after_forward`."""
+def _functions(name: str) -> tuple[Callable, Callable | None, Callable | None, Callable, Callable | None]:
+    """The handler module's `handle` and optional `precheck`, `after_forward`, `error_response`
+    and `coordinator_key`."""
     module = importlib.import_module(f"broker.handlers.{name}")
-    return module.handle, getattr(module, "precheck", None), getattr(module, "after_forward", None)
+    if hasattr(module, "error_response"):
+        error_response = module.error_response
+    else:
+        from broker.handlers.error_responses import error_response
+    return (module.handle, getattr(module, "precheck", None), getattr(module, "after_forward", None),
+            error_response, getattr(module, "coordinator_key", None))
 
 
 TABLE: dict[int, Api] = {
@@ -53,25 +83,25 @@ TABLE: dict[int, Api] = {
         Api(3, "metadata", 0, 12),
         Api(17, "sasl_handshake", 0, 1),
         Api(18, "api_versions", 0, 4),
-        Api(19, "create_topics", 2, 7, forwardable=True, controller_only=True),
-        Api(20, "delete_topics", 1, 6, forwardable=True, controller_only=True),
+        Api(19, "create_topics", 2, 7, forwardable=True, role=Role.CONTROLLER),
+        Api(20, "delete_topics", 1, 6, forwardable=True, role=Role.CONTROLLER),
         Api(29, "describe_acls", 1, 3),
-        Api(30, "create_acls", 1, 3, forwardable=True, controller_only=True),
-        Api(31, "delete_acls", 1, 3, forwardable=True, controller_only=True),
+        Api(30, "create_acls", 1, 3, forwardable=True, role=Role.CONTROLLER),
+        Api(31, "delete_acls", 1, 3, forwardable=True, role=Role.CONTROLLER),
         Api(32, "describe_configs", 1, 4),
-        Api(33, "alter_configs", 0, 2, forwardable=True, controller_only=True),
+        Api(33, "alter_configs", 0, 2, forwardable=True, role=Role.CONTROLLER),
         Api(36, "sasl_authenticate", 0, 2),
-        Api(37, "create_partitions", 0, 3, forwardable=True, controller_only=True),
-        Api(38, "create_delegation_token", 1, 3, forwardable=True, controller_only=True),
-        Api(39, "renew_delegation_token", 1, 2, forwardable=True, controller_only=True),
-        Api(40, "expire_delegation_token", 1, 2, forwardable=True, controller_only=True),
+        Api(37, "create_partitions", 0, 3, forwardable=True, role=Role.CONTROLLER),
+        Api(38, "create_delegation_token", 1, 3, forwardable=True, role=Role.CONTROLLER),
+        Api(39, "renew_delegation_token", 1, 2, forwardable=True, role=Role.CONTROLLER),
+        Api(40, "expire_delegation_token", 1, 2, forwardable=True, role=Role.CONTROLLER),
         Api(41, "describe_delegation_token", 1, 3),
-        Api(44, "incremental_alter_configs", 0, 1, forwardable=True, controller_only=True),
+        Api(44, "incremental_alter_configs", 0, 1, forwardable=True, role=Role.CONTROLLER),
         Api(48, "describe_client_quotas", 0, 1),
-        Api(49, "alter_client_quotas", 0, 1, forwardable=True, controller_only=True),
+        Api(49, "alter_client_quotas", 0, 1, forwardable=True, role=Role.CONTROLLER),
         Api(50, "describe_user_scram_credentials", 0, 0),
-        Api(51, "alter_user_scram_credentials", 0, 0, forwardable=True, controller_only=True),
-        Api(58, "envelope", 0, 0, controller_only=True),
+        Api(51, "alter_user_scram_credentials", 0, 0, forwardable=True, role=Role.CONTROLLER),
+        Api(58, "envelope", 0, 0, role=Role.CONTROLLER),
         Api(60, "describe_cluster", 0, 1),
     )
 }
