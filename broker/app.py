@@ -20,6 +20,7 @@ from .applied import AppliedPublisher
 from .auth.authorizer import AuthorizerConfigError, load_authorizer
 from .auth.token_cache import TokenCache
 from .auto_create import AutoTopicCreator
+from .cache_purgatory import CachePurgatory
 from .forwarding import ForwardingManager
 from .config import BrokerConfig
 from .metadata_cache import MetadataCache

@@ -21,7 +21,6 @@ from . import broker_configs as bc
 from .assignment import BrokerMeta, metadata_cache_broker_order
 from .audit import AuditLog, Caller
 from .policy import PolicyViolation, TopicAction, TopicActionRequest, TopicState, load_policies
-from .purgatory import Purgatory
 from .topics import ClusterView, NewTopic, TopicPlan, creation_ops, initial_states, plan_create
 
 MAX_OPS_PER_MULTI = 2000  # well under ZooKeeper's 1 MB jute.maxbuffer
@@ -40,7 +39,7 @@ class AdminController:
     """Shared by every admin api of the controller (topics here; partitions.py, configs.py,
     quotas.py use its cache, writer, purgatory, policies and audit)."""
 
-    def __init__(self, zk, cache, election, config, log: Any):
+    def __init__(self, zk, cache, election, config, log: Any, purgatory):
         self.zk = zk
         self.cache = cache
         self.election = election
@@ -49,7 +48,7 @@ class AdminController:
         self.writer = FencedWriter(zk, lambda: election.epoch_zk_version)
         self.policies = load_policies(config.originals)
         self.audit = AuditLog(config["audit.log.file"], log)
-        self.purgatory = Purgatory(cache.subscribe)
+        self.purgatory = purgatory  # waits for writes to show in the cache (broker/cache_purgatory.py); closed here
         self.rng = random.Random()
 
     def close(self) -> None:
