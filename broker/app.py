@@ -8,10 +8,10 @@ import socket
 import sys
 from typing import Any
 
+from controller import tokens
 from controller.admin import AdminController
 from controller.election import ControllerElection
 from controller.policy import PolicyConfigError
-from controller import tokens
 from zkstore import NodeExists, SessionState, ZkStore, ZkUnavailable
 from zkstore import paths as zp
 

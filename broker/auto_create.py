@@ -12,7 +12,6 @@ import asyncio
 from typing import TYPE_CHECKING
 
 from controller.topics import NewTopic
-
 from model.errors import ErrorCode
 from .context import RequestContext
 from .handlers.admin_common import caller

@@ -7,11 +7,11 @@ purgatory, later) subscribe to change events instead of polling.
 from typing import Any, Callable, Iterable
 
 from zkstore import Stat, ZkStore
-from zkstore.watch_set import WatchSet
 from zkstore import paths as zp
+from zkstore.watch_set import WatchSet
 
-BROKER_CONFIGS = "/config/brokers"  # dynamic broker configs: one child per broker id, and <default>
-USER_CONFIGS = "/config/users"  # one child per (sanitized) user: SCRAM credentials and quotas
+BROKER_CONFIGS = zp.entity_configs_path("brokers")  # dynamic broker configs: one child per broker id, and <default>
+USER_CONFIGS = zp.entity_configs_path("users")  # one child per (sanitized) user: SCRAM credentials and quotas
 
 
 class MetadataCache:

@@ -12,19 +12,14 @@ A change to a LITERAL resource is announced by /kafka-acl-changes/acl_changes_<s
 import json
 
 from model.acl_model import (RESOURCE_TYPES, AccessControlEntry, AclOperation, AclPermissionType, PatternType,
-                        ResourcePattern, ResourceType, parse_principal)
+                             ResourcePattern, ResourceType, parse_principal)
+from zkstore import paths as zp
 
-LITERAL_ROOT = "/kafka-acl"
-EXTENDED_ROOT = "/kafka-acl-extended"
-PREFIXED_ROOT = f"{EXTENDED_ROOT}/prefixed"  # ExtendedAclStore: the pattern type's name in lower case
-LITERAL_CHANGES = "/kafka-acl-changes"
-EXTENDED_CHANGES = "/kafka-acl-extended-changes"
-CHANGE_PREFIX = "acl_changes_"
-STORES = {PatternType.LITERAL: LITERAL_ROOT, PatternType.PREFIXED: PREFIXED_ROOT}
+STORES = {PatternType.LITERAL: zp.ACL_LITERAL_ROOT, PatternType.PREFIXED: zp.ACL_PREFIXED_ROOT}
 
 
 def type_path(pattern_type: PatternType, resource_type: ResourceType) -> str:
-    return f"{STORES[pattern_type]}/{resource_type.pascal}"
+    return zp.acl_type_path(STORES[pattern_type], resource_type.pascal)
 
 
 def resource_path(pattern: ResourcePattern) -> str:
@@ -37,7 +32,7 @@ def acl_paths() -> list[str]:
     for pattern_type, root in STORES.items():
         paths.append(root)
         paths += [type_path(pattern_type, t) for t in RESOURCE_TYPES]
-    return paths + [LITERAL_CHANGES, EXTENDED_CHANGES]
+    return paths + [zp.ACL_LITERAL_CHANGES, zp.ACL_EXTENDED_CHANGES]
 
 
 def encode_acls(entries) -> bytes:
@@ -66,15 +61,15 @@ def decode_acls(data: bytes | None) -> list[AccessControlEntry]:
 def change_notification(pattern: ResourcePattern) -> tuple[str, bytes]:
     """(sequential path prefix, data) of the notification that `pattern`'s ACLs changed."""
     if pattern.pattern_type == PatternType.LITERAL:
-        return f"{LITERAL_CHANGES}/{CHANGE_PREFIX}", f"{pattern.resource_type.name}:{pattern.name}".encode()
+        return f"{zp.ACL_LITERAL_CHANGES}/{zp.ACL_CHANGE_PREFIX}", f"{pattern.resource_type.name}:{pattern.name}".encode()
     event = {"version": 1, "resourceType": pattern.resource_type.name, "name": pattern.name,
              "patternType": pattern.pattern_type.name}
-    return f"{EXTENDED_CHANGES}/{CHANGE_PREFIX}", json.dumps(event, separators=(",", ":")).encode()
+    return f"{zp.ACL_EXTENDED_CHANGES}/{zp.ACL_CHANGE_PREFIX}", json.dumps(event, separators=(",", ":")).encode()
 
 
 def decode_change(path_prefix: str, data: bytes) -> ResourcePattern:
     """LiteralAclChangeStore.decode / ExtendedAclChangeStore.decode (ResourceType.fromString: the enum name)."""
-    if path_prefix.startswith(LITERAL_CHANGES):
+    if path_prefix.startswith(zp.ACL_LITERAL_CHANGES):
         resource_type, sep, name = data.decode().partition(":")
         if not sep:
             raise ValueError(f"expected a string in format ResourceType:ResourceName but got {data.decode()}")

@@ -12,13 +12,12 @@ import time
 import weakref
 from dataclasses import dataclass
 
+from model.acl_model import (CLUSTER_NAME, AccessControlEntry, AclBinding, AclBindingFilter, ResourcePattern,
+                        ResourceType, parse_principal)
 from model.errors import ErrorCode, KafkaError
 from zkstore import BadVersion, MultiFailed, NoNode, NodeExists, ZkUnavailable
 from zkstore.fenced import ControllerMoved
 from zkstore.store import Op
-
-from model.acl_model import (CLUSTER_NAME, AccessControlEntry, AclBinding, AclBindingFilter, ResourcePattern,
-                        ResourceType, parse_principal)
 from .acl_znodes import change_notification, decode_acls, encode_acls, resource_path
 from .audit import Caller
 

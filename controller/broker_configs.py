@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from model.broker_keys import BROKER_CONFIGS
-
 from model.topic_config_catalogue import (BROKER_SYNONYM_DEFS, BROKER_SYNONYM_GROUPS, LONG_MAX, TOPIC_CONFIGS, Validator,
                                      at_least)
 from model.topic_configs import (ConfigEntry, ConfigSource, ConfigSynonym, ConfigType, ConfigValidationError,

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from model.errors import ErrorCode, KafkaError
+from model.topic_configs import TOPIC_CONFIGS, ConfigValidationError, validate_topic_configs
 from zkstore import MultiFailed, NodeExists, NoNode, ZkUnavailable
 from zkstore import paths as zp
 from zkstore.fenced import ControllerMoved
@@ -28,7 +29,6 @@ from zkstore.store import Op
 from . import broker_configs as bc
 from .audit import Caller
 from .policy import TopicAction
-from model.topic_configs import TOPIC_CONFIGS, ConfigValidationError, validate_topic_configs
 
 TOPIC, BROKER, BROKER_LOGGER = 2, 4, 8
 RESOURCE_TYPES = {TOPIC: "TOPIC", BROKER: "BROKER", BROKER_LOGGER: "BROKER_LOGGER"}

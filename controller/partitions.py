@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from model.errors import ErrorCode, KafkaError
+from model.topic_names import java_string_hash, scala_set_order
 from zkstore import MultiFailed, NoNode, NodeExists, ZkUnavailable
 from zkstore import paths as zp
 from zkstore.fenced import ControllerMoved
@@ -21,7 +22,6 @@ from zkstore.store import Op
 from .assignment import AssignmentError, BrokerMeta, add_partitions
 from .audit import Caller
 from .policy import TopicAction, TopicState
-from model.topic_names import java_string_hash, scala_set_order
 from .topics import initial_state
 
 DUPLICATE = "Duplicate topic in request."

@@ -14,14 +14,13 @@ from dataclasses import dataclass, replace
 
 from model.errors import ErrorCode
 from zkstore import MultiFailed
+from zkstore import paths as zp
 from zkstore.fenced import ControllerMoved
 from zkstore.store import Op
 
 from .audit import Caller
 from .quotas import desanitize, sanitize
 
-TOKENS, TOKEN_CHANGES = "/delegation_token/tokens", "/delegation_token/token_changes"
-CHANGE_PREFIX = f"{TOKEN_CHANGES}/token_change_"
 CURRENT_VERSION, ERROR_TIMESTAMP = 3, -1
 _ATTEMPTS = 3
 
@@ -121,10 +120,6 @@ def visible(token: TokenInfo, requester: str, owners: list[str] | None, may_desc
     return token.owner_or_renewer(requester) or may_describe_token(token.token_id) or may_describe_owner(token.owner)
 
 
-def token_path(token_id: str) -> str:
-    return f"{TOKENS}/{token_id}"
-
-
 def now_ms() -> int:
     return int(time.time() * 1000)
 
@@ -138,7 +133,7 @@ async def create(admin, tokens, s: TokenSettings | None, owner: str, requester: 
     info, code, hmac = None, ErrorCode.delegation_token_auth_disabled, b""
     if s is not None:
         info = new_token(new_token_id(), owner, requester, renewers, max_lifetime_ms, now_ms(), s)
-        code = await _write(admin, [Op.create(token_path(info.token_id), to_json(info)), _notify(info.token_id)])
+        code = await _write(admin, [Op.create(zp.token_path(info.token_id), to_json(info)), _notify(info.token_id)])
         if code == ErrorCode.none:
             hmac = create_hmac(info.token_id, s.secret)
             tokens.update(info)
@@ -170,7 +165,7 @@ async def _change(admin, tokens, s, principal, hmac, period_ms, caller, expire: 
     token_id = cached.token_id if cached else ""
     code, stamp = ErrorCode.delegation_token_not_found, ERROR_TIMESTAMP
     for _ in range(_ATTEMPTS if cached else 0):
-        got = await admin.zk.get(token_path(token_id))
+        got = await admin.zk.get(zp.token_path(token_id))
         info = from_json(got[0]) if got else None
         now = now_ms()
         if info is None:
@@ -183,11 +178,11 @@ async def _change(admin, tokens, s, principal, hmac, period_ms, caller, expire: 
             code = ErrorCode.delegation_token_expired
             break
         if expire and period_ms < 0:
-            ops, stamp, updated = [Op.delete(token_path(token_id), got[1].version)], now, None
+            ops, stamp, updated = [Op.delete(zp.token_path(token_id), got[1].version)], now, None
         else:
             period = s.renew_ms if not expire and period_ms < 0 else period_ms
             updated = replace(info, expiry_ms=min(info.max_ms, now + period))
-            ops, stamp = [Op.set(token_path(token_id), to_json(updated), got[1].version)], updated.expiry_ms
+            ops, stamp = [Op.set(zp.token_path(token_id), to_json(updated), got[1].version)], updated.expiry_ms
         code = await _write(admin, [*ops, _notify(token_id)], raced_ok=True)
         if code is None:  # changed meanwhile: read it again
             continue
@@ -211,10 +206,10 @@ async def expire_due(admin, tokens) -> None:
     """expireTokens: remove every token past its expiry or maximum time (the controller, periodically)."""
     for info in tokens.tokens():
         if info.expired(now_ms()):
-            got = await admin.zk.get(token_path(info.token_id))
+            got = await admin.zk.get(zp.token_path(info.token_id))
             current = from_json(got[0]) if got else None
             if current is not None and current.expired(now_ms()):
-                code = await _write(admin, [Op.delete(token_path(info.token_id), got[1].version),
+                code = await _write(admin, [Op.delete(zp.token_path(info.token_id), got[1].version),
                                             _notify(info.token_id)], raced_ok=True)
                 if code == ErrorCode.none:
                     tokens.remove(info.token_id)
@@ -222,7 +217,7 @@ async def expire_due(admin, tokens) -> None:
 
 
 def _notify(token_id: str) -> Op:
-    return Op.create(CHANGE_PREFIX, token_id.encode("utf-8"), sequence=True)
+    return Op.create(zp.TOKEN_CHANGE_PREFIX, token_id.encode("utf-8"), sequence=True)
 
 
 async def _write(admin, ops: list[Op], raced_ok: bool = False) -> int | None:

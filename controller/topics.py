@@ -10,12 +10,12 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from model.errors import ErrorCode, KafkaError
+from model.topic_configs import ConfigValidationError, effective_topic_configs, validate_topic_configs
+from model.topic_names import colliding_topics, has_collision_chars, validate_topic_name
 from zkstore import Op
 from zkstore import paths as zp
 
 from .assignment import AssignmentError, BrokerMeta, assign_replicas, validate_create_assignment
-from model.topic_configs import ConfigValidationError, effective_topic_configs, validate_topic_configs
-from model.topic_names import colliding_topics, has_collision_chars, validate_topic_name
 
 NO_NUM_PARTITIONS = -1
 NO_REPLICATION_FACTOR = -1

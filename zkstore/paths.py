@@ -13,6 +13,20 @@ CONTROLLER_EPOCH = "/controller_epoch"
 CLUSTER_ID = "/cluster/id"
 DELETE_TOPICS = "/admin/delete_topics"
 CONFIG_CHANGES = "/config/changes"
+CONFIG = "/config"  # entity configs: /config/<entity type>/<name> (topics, brokers, users, clients, ips)
+LATEST_PRODUCER_ID_BLOCK = "/latest_producer_id_block"  # ProducerIdBlockZNode
+# Delegation tokens (DelegationTokensZNode, DelegationTokenChangeNotificationZNode).
+DELEGATION_TOKENS = "/delegation_token/tokens"
+DELEGATION_TOKEN_CHANGES = "/delegation_token/token_changes"
+TOKEN_CHANGE_PREFIX = f"{DELEGATION_TOKEN_CHANGES}/token_change_"
+# ACLs (ZkAclStore, ExtendedAclStore, ZkAclChangeStore): LITERAL patterns under ACL_LITERAL_ROOT,
+# PREFIXED ones under ACL_PREFIXED_ROOT (the pattern type's name in lower case).
+ACL_LITERAL_ROOT = "/kafka-acl"
+ACL_EXTENDED_ROOT = "/kafka-acl-extended"
+ACL_PREFIXED_ROOT = f"{ACL_EXTENDED_ROOT}/prefixed"
+ACL_LITERAL_CHANGES = "/kafka-acl-changes"
+ACL_EXTENDED_CHANGES = "/kafka-acl-extended-changes"
+ACL_CHANGE_PREFIX = "acl_changes_"
 # fauxka's own (outside Kafka's layout), for cluster-consistent blocking: the controller bumps
 # the version of METADATA_VERSION in every write; each broker publishes, in its ephemeral
 # APPLIED/<id>, the highest such version its metadata cache has fully applied.
@@ -21,9 +35,9 @@ APPLIED = "/fauxka/applied"
 
 # What a Kafka broker creates at start-up when missing.
 PERSISTENT_PATHS = (
-    "/consumers", BROKER_IDS, TOPICS, "/brokers/seqid", CONFIG_CHANGES, "/config/topics",
-    "/config/clients", "/config/users", "/config/brokers", "/config/ips", DELETE_TOPICS,
-    "/isr_change_notification", "/latest_producer_id_block", "/log_dir_event_notification",
+    "/consumers", BROKER_IDS, TOPICS, "/brokers/seqid", CONFIG_CHANGES, f"{CONFIG}/topics",
+    f"{CONFIG}/clients", f"{CONFIG}/users", f"{CONFIG}/brokers", f"{CONFIG}/ips", DELETE_TOPICS,
+    "/isr_change_notification", LATEST_PRODUCER_ID_BLOCK, "/log_dir_event_notification",
     METADATA_VERSION, APPLIED,
 )
 
@@ -208,9 +222,30 @@ def decode_partition_state(data: bytes) -> PartitionState:
 
 # --- entity configs ------------------------------------------------------------
 
+def entity_configs_path(entity_type: str) -> str:
+    """The parent of every config of one entity type: topics | brokers | users | clients | ips."""
+    return f"{CONFIG}/{entity_type}"
+
+
 def entity_config_path(entity_type: str, name: str) -> str:
-    """entity_type: topics | brokers | users | clients | ips."""
-    return f"/config/{entity_type}/{name}"
+    """entity_type: topics | brokers | users | clients | ips (for a user's client: users, <user>/clients/<id>)."""
+    return f"{CONFIG}/{entity_type}/{name}"
+
+
+def user_clients_path(user: str) -> str:
+    """The parent of one (sanitized) user's per-client quota configs."""
+    return f"{CONFIG}/users/{user}/clients"
+
+
+# --- delegation tokens and ACLs ----------------------------------------------------
+
+def token_path(token_id: str) -> str:
+    return f"{DELEGATION_TOKENS}/{token_id}"
+
+
+def acl_type_path(store_root: str, resource_type: str) -> str:
+    """An ACL store's node of one resource type (its PascalCase name, e.g. Topic)."""
+    return f"{store_root}/{resource_type}"
 
 
 def encode_entity_config(config: dict[str, str]) -> bytes:

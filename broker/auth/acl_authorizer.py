@@ -13,9 +13,9 @@ denied at INFO, either left out when the caller only probes (authorized operatio
 import ipaddress
 from typing import Any
 
+from controller.acl_znodes import acl_paths
 from model.acl_model import (IMPLIED_BY, WILDCARD_HOST, WILDCARD_PRINCIPAL, AclBinding, AclBindingFilter,
                                   AclOperation, AclPermissionType, ResourceType, parse_principal)
-from controller.acl_znodes import acl_paths
 
 from .acl_cache import AclCache
 

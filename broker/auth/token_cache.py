@@ -7,11 +7,11 @@ when first asked, as Kafka's prepareScramCredentials does."""
 
 from typing import Any
 
-from controller.tokens import TOKEN_CHANGES, TOKENS, TokenInfo, TokenSettings, b64, create_hmac, from_json, token_path
-from zkstore import ZkStore
-from zkstore.watch_set import WatchSet
-
+from controller.tokens import TokenInfo, TokenSettings, b64, create_hmac, from_json
 from model.scram_credential import MECHANISMS, MIN_ITERATIONS, ScramCredential, new_credential
+from zkstore import ZkStore
+from zkstore import paths as zp
+from zkstore.watch_set import WatchSet
 
 
 class TokenCache:
@@ -33,9 +33,9 @@ class TokenCache:
         """createDelegationTokenPaths, then the watches; returns once the tokens are loaded."""
         if self._settings is None:
             return
-        for path in (TOKENS, TOKEN_CHANGES):
+        for path in (zp.DELEGATION_TOKENS, zp.DELEGATION_TOKEN_CHANGES):
             await self._zk.ensure_path(path)
-        self._watch("children", TOKENS, self._on_ids)
+        self._watch("children", zp.DELEGATION_TOKENS, self._on_ids)
         await self._watches.wait_synced(timeout_s)
 
     def stop(self) -> None:
@@ -87,18 +87,18 @@ class TokenCache:
 
     def _on_ids(self, children: list[str] | None) -> None:
         ids = set(children or ())
-        for gone in [p[len(TOKENS) + 1:] for p in self._watches.paths(TOKENS + "/")]:
+        for gone in [p[len(zp.DELEGATION_TOKENS) + 1:] for p in self._watches.paths(zp.DELEGATION_TOKENS + "/")]:
             if gone not in ids:
-                self._watches.remove(token_path(gone))
+                self._watches.remove(zp.token_path(gone))
                 self.remove(gone)
         for token_id in ids:
-            self._watch("data", token_path(token_id), lambda v, t=token_id: self._on_token(t, v))
+            self._watch("data", zp.token_path(token_id), lambda v, t=token_id: self._on_token(t, v))
 
     def _on_token(self, token_id: str, value) -> None:
         try:
             info = from_json(value[0]) if value else None
         except (ValueError, KeyError, TypeError) as exc:
-            self._log.error("bad delegation token znode", path=token_path(token_id), error=repr(exc))
+            self._log.error("bad delegation token znode", path=zp.token_path(token_id), error=repr(exc))
             return
         if info is None:
             self.remove(token_id)

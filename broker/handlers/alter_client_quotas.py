@@ -2,7 +2,6 @@
 
 from controller import quotas
 from model.acl_model import CLUSTER_NAME
-
 from model.errors import ErrorCode
 from ..protocol.build import build
 from ..protocol.codec import response_schema

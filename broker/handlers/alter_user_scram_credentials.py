@@ -4,7 +4,6 @@ controller.scram."""
 
 from controller import scram
 from controller.quotas import NOT_CONTROLLER_MESSAGE
-
 from model.errors import ErrorCode
 from ..protocol.build import build
 from ..protocol.codec import response_schema

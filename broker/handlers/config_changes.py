@@ -1,8 +1,7 @@
 """What AlterConfigs and IncrementalAlterConfigs share: both answer through controller.configs."""
 
-from model.acl_model import CLUSTER_NAME
 from controller.configs import TOPIC, AlterOp, ResourceChange, alter_configs
-
+from model.acl_model import CLUSTER_NAME
 from model.errors import ErrorCode
 from ..protocol.build import build
 from ..protocol.codec import response_schema

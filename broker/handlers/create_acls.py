@@ -1,8 +1,7 @@
 """CreateAcls v1-v3 (Kafka's AclApis.handleCreateAcls): Alter on the Cluster, then controller.acls."""
 
-from model.acl_model import CLUSTER_NAME, filter_only_value, has_unknown_code, new_binding
 from controller.acls import create_acls
-
+from model.acl_model import CLUSTER_NAME, filter_only_value, has_unknown_code, new_binding
 from model.errors import ErrorCode
 from ..protocol.build import build
 from ..protocol.codec import RequestParseError, response_schema

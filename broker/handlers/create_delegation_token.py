@@ -4,7 +4,6 @@ without CreateTokens on that User (DELEGATION_TOKEN_AUTHORIZATION_FAILED, KIP-37
 are not users (INVALID_PRINCIPAL_TYPE); the controller writes it (controller.tokens)."""
 
 from controller import tokens
-
 from model.errors import ErrorCode
 from ..protocol.build import build
 from ..protocol.codec import response_schema

@@ -1,7 +1,6 @@
 """CreatePartitions v0-v3: translate to controller.partitions and back."""
 
 from controller.partitions import PartitionIncrease, create_partitions, kafka_map_order
-
 from model.errors import ErrorCode
 from ..protocol.build import build
 from ..protocol.codec import response_schema

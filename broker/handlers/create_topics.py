@@ -3,8 +3,8 @@
 import functools
 from collections import Counter
 
-from model.acl_model import CLUSTER_NAME
 from controller.topics import NewTopic
+from model.acl_model import CLUSTER_NAME
 from model.errors import ErrorCode
 from model.topic_configs import effective_topic_configs
 

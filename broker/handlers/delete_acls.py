@@ -1,8 +1,7 @@
 """DeleteAcls v1-v3 (Kafka's AclApis.handleDeleteAcls): Alter on the Cluster, then controller.acls."""
 
-from model.acl_model import CLUSTER_NAME, has_unknown_code, new_filter
 from controller.acls import delete_acls
-
+from model.acl_model import CLUSTER_NAME, has_unknown_code, new_filter
 from model.errors import ErrorCode
 from ..protocol.build import build
 from ..protocol.codec import RequestParseError, response_schema

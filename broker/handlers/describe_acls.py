@@ -1,7 +1,6 @@
 """DescribeAcls v1-v3 (Kafka's AclApis.handleDescribeAcls), answered by any broker from its ACL cache."""
 
 from model.acl_model import CLUSTER_NAME, has_unknown_code, new_filter
-
 from model.errors import ErrorCode
 from ..protocol.build import build
 from ..protocol.codec import RequestParseError, response_schema

@@ -3,11 +3,12 @@ ZkAdminManager.describeClientQuotas does: the same reads, the same filter, the s
 
 import asyncio
 
-from model.acl_model import CLUSTER_NAME
 from controller.quotas import (CLIENT_ID, IP, IP_KEYS, JAVA_DOUBLE, QUOTA_KEYS, USER, decode_config,
                                desanitize_entity, sanitize_entity)
-
+from model.acl_model import CLUSTER_NAME
 from model.errors import ErrorCode, KafkaError
+from zkstore import paths as zp
+
 from ..protocol.build import build
 from ..protocol.codec import response_schema
 
@@ -153,17 +154,17 @@ class ZkQuotaReader:
     async def one(self, config_type: str, name: str) -> dict[str, str]:
         if "" in name.split("/"):  # ZooKeeper refuses the path: IllegalArgumentException
             raise KafkaError(ErrorCode.unknown_server_error, None)
-        got = await self.zk.get(f"/config/{config_type}/{name}")
+        got = await self.zk.get(zp.entity_config_path(config_type, name))
         return decode_config(got[0] if got else None)
 
     async def all(self, config_type: str) -> dict[str, dict[str, str]]:
-        names = await self.zk.get_children(f"/config/{config_type}") or []
+        names = await self.zk.get_children(zp.entity_configs_path(config_type)) or []
         configs = await asyncio.gather(*(self.one(config_type, n) for n in names))
         return dict(zip(names, configs))
 
     async def all_user_clients(self) -> dict[tuple[str, str], dict[str, str]]:
-        users = await self.zk.get_children("/config/users") or []
-        clients = await asyncio.gather(*(self.zk.get_children(f"/config/users/{u}/clients") for u in users))
+        users = await self.zk.get_children(zp.entity_configs_path("users")) or []
+        clients = await asyncio.gather(*(self.zk.get_children(zp.user_clients_path(u)) for u in users))
         pairs = [(u, c) for u, names in zip(users, clients) for c in names or []]
         configs = await asyncio.gather(*(self.one("users", f"{u}/clients/{c}") for u, c in pairs))
         return dict(zip(pairs, configs))

@@ -2,8 +2,8 @@
 (Kafka's ConfigHelper.describeConfigs, 3.4)."""
 
 from controller import broker_configs as bc
-from model.acl_model import CLUSTER_NAME
 from controller.configs import BROKER, BROKER_LOGGER, TOPIC, java_int
+from model.acl_model import CLUSTER_NAME
 from model.errors import ErrorCode
 from model.topic_configs import ConfigSource, ConfigValidationError, effective_topic_configs
 from model.topic_names import validate_topic_name

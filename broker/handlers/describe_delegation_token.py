@@ -3,7 +3,6 @@
 on the DelegationToken (its id) or DescribeTokens on the owner's User (KIP-373)."""
 
 from controller import tokens
-
 from model.errors import ErrorCode
 from ..protocol.build import build
 from ..protocol.codec import response_schema

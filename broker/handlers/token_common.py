@@ -4,7 +4,6 @@ Their responses' timestamps are int64 milliseconds (broker.protocol.timestamps).
 import datetime
 
 from controller import tokens
-
 from model.errors import ErrorCode
 from ..protocol.build import build
 from ..protocol.codec import response_schema

@@ -3,10 +3,10 @@
 import pytest
 
 from broker.auth.acl_authorizer import AclAuthorizer, AuthorizerConfigError, java_host_address, super_users
+from controller.acl_znodes import encode_acls
 from model.acl_model import (SUPPORTED_OPERATIONS, AccessControlEntry, AclBinding, AclOperation,
                                   AclPermissionType, PatternType, ResourcePattern, ResourceType, filter_only_value,
                                   new_binding, new_filter, to_bit_field)
-from controller.acl_znodes import encode_acls
 
 ALICE, BOB, ANON = "User:alice", "User:bob", "User:ANONYMOUS"
 HERE = "127.0.0.1"

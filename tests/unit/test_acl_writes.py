@@ -7,10 +7,10 @@ from types import SimpleNamespace
 import pytest
 
 from controller import acls
-from model.acl_model import (AccessControlEntry, AclOperation, AclPermissionType, PatternType, ResourcePattern,
-                                  ResourceType, new_binding, new_filter)
 from controller.acl_znodes import decode_acls, encode_acls
 from controller.audit import Caller
+from model.acl_model import (AccessControlEntry, AclOperation, AclPermissionType, PatternType, ResourcePattern,
+                                  ResourceType, new_binding, new_filter)
 from zkstore import BadVersion, MultiFailed
 from zkstore.fenced import ControllerMoved
 

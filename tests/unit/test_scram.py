@@ -3,9 +3,9 @@ import base64
 import pytest
 
 from broker.auth import scram
-from model import scram_credential
 from broker.auth.sasl import AuthenticationFailed, check_plain
 from controller.scram import Deletion, Upsertion, apply, check
+from model import scram_credential
 
 SALT = base64.b64decode("W22ZaJ0SNY7soEsUEjb6gQ==")
 CLIENT_NONCE = "rOprNGfwEbeRWgbNEkqO"

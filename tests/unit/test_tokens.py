@@ -8,9 +8,9 @@ import json
 import pytest
 
 from broker.auth import scram
-from model import scram_credential
 from broker.config import config_from_dict
 from controller import tokens
+from model import scram_credential
 
 SETTINGS = tokens.TokenSettings("secret", max_lifetime_ms=1000, renew_ms=100, check_interval_ms=10)
 
