@@ -6,6 +6,7 @@ from typing import Any
 from model.errors import ErrorCode
 
 from .context import RequestContext
+from .handlers.error_responses import error_response
 from .protocol.api_table import Api, Role
 
 COORDINATOR_ROLES = (Role.GROUP_COORDINATOR, Role.TXN_COORDINATOR)
@@ -47,7 +48,7 @@ def refuse_for_role(ctx: RequestContext, api: Api) -> Any:
     if api.role is Role.CONTROLLER:
         if api.forwardable or ctx.broker.admin.active:
             return None
-        return api.error_response(ctx.request, ErrorCode.not_controller)
+        return error_response(ctx.request, ErrorCode.not_controller)
     if api.role in COORDINATOR_ROLES:
         coordinators = getattr(ctx.broker, "coordinators", None)
         key_of = api.coordinator_key
@@ -55,5 +56,5 @@ def refuse_for_role(ctx: RequestContext, api: Api) -> Any:
             return None
         key = key_of(ctx.request)
         if key is not None and not coordinators.owns(api.role, key):
-            return api.error_response(ctx.request, ErrorCode.not_coordinator)
+            return error_response(ctx.request, ErrorCode.not_coordinator)
     return None

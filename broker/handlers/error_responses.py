@@ -1,5 +1,6 @@
-"""Each forwardable api's own error response (Kafka's AbstractRequest.getErrorResponse):
-what a client gets when its forwarded request cannot be answered by the controller."""
+"""Each api's error response (Kafka's AbstractRequest.getErrorResponse): what a client gets when
+its forwarded request cannot be answered by the controller, or when dispatch refuses it for its
+role. A handler module's own `error_response(request, code)` wins; the forwardable apis' are here."""
 
 from ..protocol.build import build
 from ..protocol.codec import Request, response_schema
@@ -12,6 +13,9 @@ MESSAGES = {
 
 
 def error_response(request: Request, code: int):
+    own = request.api.error_response
+    if own is not None:
+        return own(request, code)
     body, version = request.body, request.version
     message = MESSAGES.get(code)
     error = {"error_code": code, "error_message": message}

@@ -51,10 +51,10 @@ class Api:
         return _functions(self.name)[2]
 
     @property
-    def error_response(self) -> Callable[[Any, int], Any]:
-        """The handler module's `error_response(request, code)`: the api's whole answer carrying one
-        error code (Kafka's AbstractRequest.getErrorResponse), used when dispatch refuses the
-        request for its role or forwarding fails. Without one, broker/handlers/error_responses.py's."""
+    def error_response(self) -> Callable[[Any, int], Any] | None:
+        """The handler module's own `error_response(request, code)`: the api's whole answer carrying
+        one error code (Kafka's AbstractRequest.getErrorResponse). Callers go through
+        broker/handlers/error_responses.py's `error_response`, which falls back to its own builder."""
         return _functions(self.name)[3]
 
     @property
@@ -65,16 +65,12 @@ class Api:
 
 
 @functools.cache
-def _functions(name: str) -> tuple[Callable, Callable | None, Callable | None, Callable, Callable | None]:
+def _functions(name: str) -> tuple[Callable, Callable | None, Callable | None, Callable | None, Callable | None]:
     """The handler module's `handle` and optional `precheck`, `after_forward`, `error_response`
     and `coordinator_key`."""
     module = importlib.import_module(f"broker.handlers.{name}")
-    if hasattr(module, "error_response"):
-        error_response = module.error_response
-    else:
-        from broker.handlers.error_responses import error_response
     return (module.handle, getattr(module, "precheck", None), getattr(module, "after_forward", None),
-            error_response, getattr(module, "coordinator_key", None))
+            getattr(module, "error_response", None), getattr(module, "coordinator_key", None))
 
 
 TABLE: dict[int, Api] = {
