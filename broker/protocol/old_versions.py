@@ -1,0 +1,104 @@
+"""The api versions Kafka 3.9 serves that kio 0.6.5 lacks, each derived from the nearest kio version.
+
+Field versions below are from Kafka 3.9.0's clients/src/main/resources/common/message/*.json
+(a field "versions": "3+" is dropped from versions 0-2; "versions": "0" is added to version 0 only).
+A handler reads and builds every version with the field names of the kio version named as the
+base: a dropped field reads as Kafka's JSON default (e.g. `transactional_id` is None in Produce
+v0-v2) and is silently left out when encoding; an added field (ListOffsets v0's
+`old_style_offsets`, OffsetCommit v1's `commit_timestamp`) exists only on that version's class.
+
+`request_class`/`response_class` are what codec.request_schema/response_schema consult;
+`version_range(key)` is the lowest and highest version this project can encode for an api
+(kio's plus the ones here), for the api table and ApiVersions.
+"""
+
+import datetime
+import functools
+
+from kio.index import load_request_schema, load_response_schema
+from kio.schema.index import api_key_map, schema_name_map
+from kio.static.primitive import i32, i64
+
+from .derive import Add, Derivation, Drop, derive
+
+_I32_MAX = 2**31 - 1
+_ZERO = datetime.timedelta(0)
+
+# key -> version -> (request derivation, response derivation)
+OLD: dict[int, dict[int, tuple[Derivation, Derivation]]] = {
+    0: {  # Produce: TransactionalId 3+; ThrottleTimeMs 1+; LogAppendTimeMs 2+
+        0: (Derivation(3, (Drop("transactional_id", None),)),
+            Derivation(3, (Drop("throttle_time", _ZERO), Drop("responses.partition_responses.log_append_time", None)))),
+        1: (Derivation(3, (Drop("transactional_id", None),)),
+            Derivation(3, (Drop("responses.partition_responses.log_append_time", None),))),
+        2: (Derivation(3, (Drop("transactional_id", None),)), Derivation(3)),
+    },
+    1: {  # Fetch: MaxBytes 3+, IsolationLevel 4+; ThrottleTimeMs 1+, LastStableOffset 4+, AbortedTransactions 4+
+        **{v: (Derivation(4, (Drop("max_bytes", _I32_MAX), Drop("isolation_level", 0))),
+               Derivation(4, (Drop("throttle_time", _ZERO),) * (v == 0) + (
+                   Drop("responses.partitions.last_stable_offset", -1),
+                   Drop("responses.partitions.aborted_transactions", None))))
+           for v in (0, 1, 2)},
+        3: (Derivation(4, (Drop("isolation_level", 0),)),
+            Derivation(4, (Drop("responses.partitions.last_stable_offset", -1),
+                           Drop("responses.partitions.aborted_transactions", None)))),
+    },
+    2: {  # ListOffsets: MaxNumOffsets 0 only; response OldStyleOffsets 0 only, Timestamp/Offset 1+
+        0: (Derivation(1, (Add("topics.partitions.max_num_offsets", "int32", i32, 1, after="timestamp"),)),
+            Derivation(1, (Drop("topics.partitions.timestamp", -1), Drop("topics.partitions.offset", -1),
+                           Add("topics.partitions.old_style_offsets", "int64", tuple[i64, ...], (),
+                               after="error_code")))),
+    },
+    8: {  # OffsetCommit: GenerationIdOrMemberEpoch/MemberId 1+, RetentionTimeMs 2-4, CommitTimestamp 1 only
+        0: (Derivation(2, (Drop("generation_id_or_member_epoch"), Drop("member_id", ""),
+                           Drop("retention_time"))),
+            Derivation(2)),
+        1: (Derivation(2, (Drop("retention_time"),
+                           Add("topics.partitions.commit_timestamp", "int64", i64, -1, after="committed_offset"))),
+            Derivation(2)),
+    },
+    9: {  # OffsetFetch: v0 is v1 on the wire (v0 read offsets from ZooKeeper)
+        0: (Derivation(1), Derivation(1)),
+    },
+    23: {  # OffsetForLeaderEpoch: CurrentLeaderEpoch 2+; response LeaderEpoch 1+, ThrottleTimeMs 2+
+        0: (Derivation(2, (Drop("topics.partitions.current_leader_epoch", -1),)),
+            Derivation(2, (Drop("throttle_time", _ZERO), Drop("topics.partitions.leader_epoch", -1)))),
+        1: (Derivation(2, (Drop("topics.partitions.current_leader_epoch", -1),)),
+            Derivation(2, (Drop("throttle_time", _ZERO),))),
+    },
+    27: {  # WriteTxnMarkers: v0 is v1 without flexible encoding ("flexibleVersions": "1+")
+        0: (Derivation(1, flexible=False), Derivation(1, flexible=False)),
+    },
+}
+
+
+def _entry(key: int, version: int) -> tuple[Derivation, Derivation] | None:
+    return OLD.get(key, {}).get(version)
+
+
+@functools.cache
+def request_class(key: int, version: int) -> type | None:
+    """The derived request class of an old version, or None if kio has it or Kafka 3.9 does not."""
+    entry = _entry(key, version)
+    return None if entry is None else derive(load_request_schema(key, entry[0].base), version, entry[0])
+
+
+@functools.cache
+def response_class(key: int, version: int) -> type | None:
+    entry = _entry(key, version)
+    return None if entry is None else derive(load_response_schema(key, entry[1].base), version, entry[1])
+
+
+@functools.cache
+def version_range(key: int) -> tuple[int, int] | None:
+    """(lowest, highest) version encodable for api `key`: kio's versions joined with the derived ones."""
+    versions = set(OLD.get(key, ()))
+    name = api_key_map.get(key)
+    if name is not None:
+        versions |= set(schema_name_map[name])
+    return (min(versions), max(versions)) if versions else None
+
+
+def lowest_version(key: int) -> int | None:
+    found = version_range(key)
+    return None if found is None else found[0]
