@@ -57,12 +57,10 @@ def request_schema(key: int, version: int) -> type:
 
 @functools.cache
 def response_schema(key: int, version: int) -> type:
-    derived = old_versions.response_class(key, version)
-    if derived is not None:
-        return derived
+    cls = old_versions.response_class(key, version) or load_response_schema(key, version)
     if key in _INT64_TIMESTAMPS:  # delegation tokens: -1 timestamps, which kio cannot read as datetimes
-        return int64_timestamps(load_response_schema(key, version))
-    return load_response_schema(key, version)
+        return int64_timestamps(cls)
+    return cls
 
 
 @functools.cache

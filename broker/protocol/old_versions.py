@@ -66,6 +66,25 @@ OLD: dict[int, dict[int, tuple[Derivation, Derivation]]] = {
         1: (Derivation(2, (Drop("topics.partitions.current_leader_epoch", -1),)),
             Derivation(2, (Drop("throttle_time", _ZERO),))),
     },
+    # the admin apis' versions below kio's, which Kafka 3.9 still serves (deprecated, KIP-896)
+    19: {  # CreateTopics: ValidateOnly 1+; response ErrorMessage 1+, ThrottleTimeMs 2+
+        0: (Derivation(2, (Drop("validate_only"),)),
+            Derivation(2, (Drop("throttle_time", _ZERO), Drop("topics.error_message", None)))),
+        1: (Derivation(2), Derivation(2, (Drop("throttle_time", _ZERO),))),
+    },
+    20: {0: (Derivation(1), Derivation(1, (Drop("throttle_time", _ZERO),)))},  # DeleteTopics: ThrottleTimeMs 1+
+    29: {0: (Derivation(1, (Drop("pattern_type_filter"),)),  # DescribeAcls: PatternType(Filter) 1+
+             Derivation(1, (Drop("resources.pattern_type"),)))},
+    30: {0: (Derivation(1, (Drop("creations.resource_pattern_type"),)), Derivation(1))},  # CreateAcls
+    31: {0: (Derivation(1, (Drop("filters.pattern_type_filter"),)),  # DeleteAcls
+             Derivation(1, (Drop("filter_results.matching_acls.pattern_type"),)))},
+    32: {  # DescribeConfigs: IncludeSynonyms 1+; response IsDefault 0 only, ConfigSource/Synonyms 1+
+        0: (Derivation(1, (Drop("include_synonyms"),)),
+            Derivation(1, (Drop("results.configs.config_source"), Drop("results.configs.synonyms", ()),
+                           Add("results.configs.is_default", "bool", bool, False, after="read_only")))),
+    },
+    **{key: {0: (Derivation(1), Derivation(1))}  # the same wire format as v1 (v1: throttle before the response)
+       for key in (34, 35, 38, 39, 40, 41)},  # AlterReplicaLogDirs, DescribeLogDirs, delegation tokens
     27: {  # WriteTxnMarkers: v0 is v1 without flexible encoding ("flexibleVersions": "1+")
         0: (Derivation(1, flexible=False), Derivation(1, flexible=False)),
     },

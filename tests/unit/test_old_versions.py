@@ -10,30 +10,16 @@ through fauxka's codec, and fauxka's bytes must decode to it through kafka-pytho
 import datetime
 
 import pytest
-from kafka.protocol.old import commit, fetch, list_offsets, offset_for_leader_epoch, produce
-from kafka.protocol.old.api import Request, Response
-from kafka.protocol.old.types import Array, Boolean, Int16, Int32, Int64, Schema, String
+from kafka.protocol.old import admin, commit, fetch, list_offsets, offset_for_leader_epoch, produce
 
 from broker.protocol import api_table, codec, old_versions
 from broker.protocol.build import build
 from broker.protocol.derive import Add, Derivation, Drop, derive, to_wire, wire_class
 from kio.index import load_request_schema
+from tests.unit import kafka39_structs as k39
 
-
-class WriteTxnMarkersRequestV0(Request):
-    API_KEY, API_VERSION = 27, 0
-    SCHEMA = Schema(('markers', Array(
-        ('producer_id', Int64), ('producer_epoch', Int16), ('transaction_result', Boolean),
-        ('topics', Array(('name', String('utf-8')), ('partition_indexes', Array(Int32)))),
-        ('coordinator_epoch', Int32))))
-
-
-class WriteTxnMarkersResponseV0(Response):
-    API_KEY, API_VERSION = 27, 0
-    SCHEMA = Schema(('markers', Array(
-        ('producer_id', Int64),
-        ('topics', Array(('name', String('utf-8')),
-                         ('partitions', Array(('partition_index', Int32), ('error_code', Int16))))))))
+NOW = 1700000000123
+PRINCIPALS = (("User", "alice"), ("User", "bob"))
 
 
 RECORDS = b"\x00" * 12 + b"legacy message set bytes"
@@ -49,7 +35,20 @@ REQUESTS = [  # (key, version, kafka-python class, value in wire order)
     (9, 0, commit.OffsetFetchRequest[0], ("g", (("t", (0, 1, 2)),))),
     (23, 0, offset_for_leader_epoch.OffsetForLeaderEpochRequest[0], ((("t", ((0, 4), (1, 0))),),)),
     (23, 1, offset_for_leader_epoch.OffsetForLeaderEpochRequest[1], ((("t", ((0, 4),)),),)),
-    (27, 0, WriteTxnMarkersRequestV0, (((5, 1, True, (("t", (0, 1)),), 9),),)),
+    (27, 0, k39.WRITE_TXN_MARKERS_V0[0], (((5, 1, True, (("t", (0, 1)),), 9),),)),
+    (19, 0, admin.CreateTopicsRequest[0], ((("t", 3, 2, ((0, (1, 2)),), (("retention.ms", "9"),)),), 3000)),
+    (19, 1, admin.CreateTopicsRequest[1], ((("t", -1, -1, (), ()),), 3000, True)),
+    (20, 0, admin.DeleteTopicsRequest[0], (("t", "u"), 3000)),
+    (29, 0, admin.DescribeAclsRequest[0], (2, "t", "User:alice", "*", 3, 3)),
+    (30, 0, admin.CreateAclsRequest[0], (((2, "t", "User:alice", "*", 3, 3),),)),
+    (31, 0, admin.DeleteAclsRequest[0], (((2, None, None, None, 1, 1),),)),
+    (32, 0, admin.DescribeConfigsRequest[0], (((2, "t", ("retention.ms",)), (4, "1", None)),)),
+    (34, 0, k39.ALTER_REPLICA_LOG_DIRS_V0[0], ((("/d", (("t", (0, 1)),)),),)),
+    (35, 0, k39.DESCRIBE_LOG_DIRS_REQUEST_V0, ((("t", (0, 1)),),)),
+    (38, 0, k39.CREATE_DELEGATION_TOKEN_V0[0], (PRINCIPALS, 86400000)),
+    (39, 0, k39.RENEW_DELEGATION_TOKEN_V0[0], (b"hmac", 3600000)),
+    (40, 0, k39.EXPIRE_DELEGATION_TOKEN_V0[0], (b"hmac", -1)),
+    (41, 0, k39.DESCRIBE_DELEGATION_TOKEN_V0[0], (PRINCIPALS,)),
 ]
 RESPONSES = [  # (key, version, kafka-python class, value in wire order)
     (0, 0, produce.ProduceResponse[0], ((("t", ((0, 0, 17), (3, 6, -1))),),)),
@@ -63,7 +62,23 @@ RESPONSES = [  # (key, version, kafka-python class, value in wire order)
     (9, 0, commit.OffsetFetchResponse[0], ((("t", ((0, 42, "meta", 0), (1, -1, "", 3))),),)),
     (23, 0, offset_for_leader_epoch.OffsetForLeaderEpochResponse[0], ((("t", ((0, 0, 120), (1, 3, -1))),),)),
     (23, 1, offset_for_leader_epoch.OffsetForLeaderEpochResponse[1], ((("t", ((0, 0, 4, 120),)),),)),
-    (27, 0, WriteTxnMarkersResponseV0, (((5, (("t", ((0, 0), (1, 6))),)),),)),
+    (27, 0, k39.WRITE_TXN_MARKERS_V0[1], (((5, (("t", ((0, 0), (1, 6))),)),),)),
+    (19, 0, admin.CreateTopicsResponse[0], ((("t", 0), ("u", 36)),)),
+    (19, 1, admin.CreateTopicsResponse[1], ((("t", 0, None), ("u", 36, "exists")),)),
+    (20, 0, admin.DeleteTopicsResponse[0], ((("t", 0), ("u", 3)),)),
+    (29, 0, admin.DescribeAclsResponse[0], (0, 0, None, ((2, "t", (("User:alice", "*", 3, 3),)),))),
+    (30, 0, admin.CreateAclsResponse[0], (0, ((0, None), (31, "denied")))),
+    (31, 0, admin.DeleteAclsResponse[0], (0, ((0, None, ((0, None, 2, "t", "User:alice", "*", 3, 3),)),))),
+    (32, 0, admin.DescribeConfigsResponse[0], (0, ((0, None, 2, "t", (
+        ("retention.ms", "9", False, False, False), ("x", None, True, True, True))),))),
+    (34, 0, k39.ALTER_REPLICA_LOG_DIRS_V0[1], (0, (("t", ((0, 0), (1, 57))),))),
+    (35, 0, admin.DescribeLogDirsResponse[0], (0, ((0, "/d", (("t", ((0, 1024, 0, False),)),)),))),
+    (38, 0, k39.CREATE_DELEGATION_TOKEN_V0[1], (0, "User", "alice", NOW, NOW + 1, NOW + 2, "id", b"h", 0)),
+    (38, 0, k39.CREATE_DELEGATION_TOKEN_V0[1], (65, "", "", -1, -1, -1, "", b"", 0)),
+    (39, 0, k39.RENEW_DELEGATION_TOKEN_V0[1], (0, NOW, 0)),
+    (40, 0, k39.EXPIRE_DELEGATION_TOKEN_V0[1], (0, -1, 0)),
+    (41, 0, k39.DESCRIBE_DELEGATION_TOKEN_V0[1], (0, (("User", "alice", NOW, NOW + 1, NOW + 2, "id", b"h",
+                                                        PRINCIPALS),), 0)),
 ]
 _ID = lambda case: f"{case[0]}v{case[1]}"  # noqa: E731
 
@@ -99,7 +114,7 @@ def _values(cls, plain) -> dict:
         if sub is not None and value is not None:
             value = [_values(sub, v) for v in value] if isinstance(value, tuple) and (
                 not value or isinstance(value[0], tuple)) else _values(sub, value)
-        if f.metadata.get("kafka_type") == "datetime_i64":
+        if f.metadata.get("kafka_type") == "datetime_i64" and not isinstance(value, tuple):
             value = None if value == -1 else datetime.datetime.fromtimestamp(value / 1000, datetime.UTC)
         values[f.name] = value
     return values
