@@ -11,8 +11,10 @@ import datetime
 
 import pytest
 from kafka.protocol.old import admin, commit, fetch, list_offsets, offset_for_leader_epoch, produce
+from kafka.protocol.old.types import Schema
 
 from broker.protocol import api_table, codec, old_versions
+from broker.protocol.build import _plan as _build_plan
 from broker.protocol.build import build
 from broker.protocol.derive import Add, Derivation, Drop, derive, to_wire, wire_class
 from kio.index import load_request_schema
@@ -70,7 +72,7 @@ RESPONSES = [  # (key, version, kafka-python class, value in wire order)
     (30, 0, admin.CreateAclsResponse[0], (0, ((0, None), (31, "denied")))),
     (31, 0, admin.DeleteAclsResponse[0], (0, ((0, None, ((0, None, 2, "t", "User:alice", "*", 3, 3),)),))),
     (32, 0, admin.DescribeConfigsResponse[0], (0, ((0, None, 2, "t", (
-        ("retention.ms", "9", False, False, False), ("x", None, True, True, True))),))),
+        ("retention.ms", "9", False, True, False), ("x", None, True, False, True))),))),
     (34, 0, k39.ALTER_REPLICA_LOG_DIRS_V0[1], (0, (("t", ((0, 0), (1, 57))),))),
     (35, 0, admin.DescribeLogDirsResponse[0], (0, ((0, "/d", (("t", ((0, 1024, 0, False),)),)),))),
     (38, 0, k39.CREATE_DELEGATION_TOKEN_V0[1], (0, "User", "alice", NOW, NOW + 1, NOW + 2, "id", b"h", 0)),
@@ -121,8 +123,7 @@ def _values(cls, plain) -> dict:
 
 
 def _entity_of(cls, name):
-    from broker.protocol.build import _plan
-    return next((sub for field, kind, sub in _plan(cls) if field == name and kind in ("entity", "entities")), None)
+    return next((sub for field, kind, sub in _build_plan(cls) if field == name and kind in ("entity", "entities")), None)
 
 
 def _kp(value):
@@ -238,3 +239,46 @@ def test_a_derivation_naming_a_missing_field_fails_loudly():
         derive(load_request_schema(0, 3), 2, Derivation(3, (Drop("topic_data.partition_data.nope", None),)))
     with pytest.raises(ValueError, match="no entity"):
         derive(load_request_schema(0, 3), 2, Derivation(3, (Add("nope.x", "int32", int, 0, None),)))
+
+
+
+def _kp_names(schema) -> tuple:
+    """kafka-python's field names in wire order, nested, `_ms` suffixes dropped as kio does."""
+    out = []
+    for name, field in zip(schema.names, schema.fields):
+        inner = getattr(field, "array_of", field)
+        name = name.removesuffix("_ms")
+        out.append((name, _kp_names(inner)) if isinstance(inner, Schema) else name)
+    return tuple(out)
+
+
+def _our_names(cls) -> tuple:
+    subs = {name: sub for name, kind, sub in _build_plan(cls) if kind in ("entity", "entities")}
+    return tuple((name, _our_names(subs[name])) if name in subs else name
+                 for name in wire_class(cls).__dataclass_fields__)
+
+
+def _same_names(ours, theirs) -> bool:
+    if len(ours) != len(theirs):
+        return False
+    for mine, kp in zip(ours, theirs):
+        if isinstance(mine, tuple) != isinstance(kp, tuple):
+            return False
+        if isinstance(mine, tuple):
+            if not (_same_name(mine[0], kp[0]) and _same_names(mine[1], kp[1])):
+                return False
+        elif not _same_name(mine, kp):
+            return False
+    return True
+
+
+def _same_name(mine: str, kp: str) -> bool:
+    return mine.removesuffix("_ms") == kp  # kio names durations without kafka-python's `_ms`
+
+
+@pytest.mark.parametrize("case", REQUESTS + RESPONSES, ids=_ID)
+def test_field_names_match_kafka_python(case):
+    """Wire order alone cannot tell two fields of one type apart (read_only / is_default): names can."""
+    key, version, kp_cls, _ = case
+    cls = (codec.request_schema if kp_cls.is_request() else codec.response_schema)(key, version)
+    assert _same_names(_our_names(cls), _kp_names(kp_cls.SCHEMA)), (_our_names(cls), _kp_names(kp_cls.SCHEMA))
