@@ -29,6 +29,7 @@ from kio.schema.request_header.v2.header import RequestHeader as RequestHeaderV2
 from kio.schema.response_header.v0.header import ResponseHeader as ResponseHeaderV0
 from kio.schema.response_header.v1.header import ResponseHeader as ResponseHeaderV1
 from kio.static.constants import EntityType
+from kio.static.primitive import i16
 
 _NO_DEFAULT: Any = type("NoDefault", (), {"__repr__": lambda self: "<kio default>"})()
 
@@ -77,7 +78,12 @@ def derive(base_cls: type, version: int, derivation: Derivation) -> type:
 def _header(base_cls: type, flexible: bool) -> type:
     if flexible == base_cls.__flexible__:
         return base_cls.__header_schema__
-    if base_cls.__type__ is EntityType.request:
+    return header_for(base_cls.__type__, flexible)
+
+
+def header_for(entity_type: EntityType, flexible: bool) -> type:
+    """The header kio pairs with a request or response of that flexibility (Kafka's v1/v2, v0/v1)."""
+    if entity_type is EntityType.request:
         return RequestHeaderV2 if flexible else RequestHeaderV1
     return ResponseHeaderV1 if flexible else ResponseHeaderV0
 
@@ -163,12 +169,17 @@ def _field_like(f: dataclasses.Field) -> dataclasses.Field:
 
 
 def _make(cls: type, fields: list, version: int, flexible: bool, header: type) -> type:
-    namespace = {"__type__": cls.__type__, "__version__": version, "__flexible__": flexible,
-                 "__api_key__": cls.__api_key__, "__header_schema__": header,
-                 "__module__": __name__,
-                 "__doc__": f"{cls.__name__} v{version}, derived from kio's v{cls.__version__}."}
-    return dataclasses.make_dataclass(cls.__name__, fields, namespace=namespace, frozen=True, slots=True,
-                                      kw_only=True)
+    return make_entity(cls.__name__, cls.__type__, cls.__api_key__, version, flexible, header, fields,
+                       f"{cls.__name__} v{version}, derived from kio's v{cls.__version__}.")
+
+
+def make_entity(name: str, entity_type: EntityType, api_key: int, version: int, flexible: bool, header: type,
+                fields: list, doc: str) -> type:
+    """A dataclass kio's reader and writer accept: `fields` as for dataclasses.make_dataclass."""
+    namespace = {"__type__": entity_type, "__version__": i16(version), "__flexible__": flexible,
+                 "__api_key__": i16(api_key), "__header_schema__": header, "__module__": __name__,
+                 "__doc__": doc}
+    return dataclasses.make_dataclass(name, fields, namespace=namespace, frozen=True, slots=True, kw_only=True)
 
 
 def _join(path: str, name: str) -> str:

@@ -7,7 +7,8 @@ base: a dropped field reads as Kafka's JSON default (e.g. `transactional_id` is 
 v0-v2) and is silently left out when encoding; an added field (ListOffsets v0's
 `old_style_offsets`, OffsetCommit v1's `commit_timestamp`) exists only on that version's class.
 
-`request_class`/`response_class` are what codec.request_schema/response_schema consult;
+Apis kio has no version of at all (ControlledShutdown) are declared in declare.py and served by
+the same two functions. `request_class`/`response_class` are what codec.request_schema/response_schema consult;
 `version_range(key)` is the lowest and highest version this project can encode for an api
 (kio's plus the ones here), for the api table and ApiVersions.
 """
@@ -19,6 +20,9 @@ from kio.index import load_request_schema, load_response_schema
 from kio.schema.index import api_key_map, schema_name_map
 from kio.static.primitive import i32, i64
 
+from kio.static.constants import EntityType
+
+from .declare import declared_class, declared_versions
 from .derive import Add, Derivation, Drop, derive
 
 _I32_MAX = 2**31 - 1
@@ -99,19 +103,23 @@ def _entry(key: int, version: int) -> tuple[Derivation, Derivation] | None:
 def request_class(key: int, version: int) -> type | None:
     """The derived request class of an old version, or None if kio has it or Kafka 3.9 does not."""
     entry = _entry(key, version)
-    return None if entry is None else derive(load_request_schema(key, entry[0].base), version, entry[0])
+    if entry is None:
+        return declared_class(key, version, EntityType.request)
+    return derive(load_request_schema(key, entry[0].base), version, entry[0])
 
 
 @functools.cache
 def response_class(key: int, version: int) -> type | None:
     entry = _entry(key, version)
-    return None if entry is None else derive(load_response_schema(key, entry[1].base), version, entry[1])
+    if entry is None:
+        return declared_class(key, version, EntityType.response)
+    return derive(load_response_schema(key, entry[1].base), version, entry[1])
 
 
 @functools.cache
 def version_range(key: int) -> tuple[int, int] | None:
     """(lowest, highest) version encodable for api `key`: kio's versions joined with the derived ones."""
-    versions = set(OLD.get(key, ()))
+    versions = set(OLD.get(key, ())) | set(declared_versions(key))
     name = api_key_map.get(key)
     if name is not None:
         versions |= set(schema_name_map[name])

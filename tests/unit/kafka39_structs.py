@@ -3,15 +3,16 @@ written from Kafka 3.9.0's clients/src/main/resources/common/message/*.json with
 own primitives, for tests/unit/test_old_versions.py."""
 
 from kafka.protocol.old.api import Request, Response
-from kafka.protocol.old.types import Array, Boolean, Bytes, Int16, Int32, Int64, Schema, String
+from kafka.protocol.old.types import (Array, Boolean, Bytes, CompactArray, CompactString, Int16, Int32, Int64,
+                                      Schema, String, TaggedFields)
 
 _STR = String("utf-8")
 _PRINCIPAL = (("principal_type", _STR), ("principal_name", _STR))
 
 
-def _struct(base, key, version, *fields):
+def _struct(base, key, version, *fields, flexible=False):
     return type(f"{base.__name__}{key}v{version}", (base,), {
-        "API_KEY": key, "API_VERSION": version, "SCHEMA": Schema(*fields)})
+        "API_KEY": key, "API_VERSION": version, "SCHEMA": Schema(*fields), "FLEXIBLE_VERSION": flexible})
 
 
 WRITE_TXN_MARKERS_V0 = (
@@ -47,3 +48,15 @@ DESCRIBE_DELEGATION_TOKEN_V0 = (
     _struct(Response, 41, 0, ("error_code", Int16), ("tokens", Array(
         *_PRINCIPAL, ("issue_timestamp", Int64), ("expiry_timestamp", Int64), ("max_timestamp", Int64),
         ("token_id", _STR), ("hmac", Bytes), ("renewers", Array(*_PRINCIPAL)))), ("throttle_time_ms", Int32)))
+_TAGS = ("tags", TaggedFields)
+CONTROLLED_SHUTDOWN = {  # ControlledShutdownRequest.json / ControlledShutdownResponse.json, flexible 3+
+    1: (_struct(Request, 7, 1, ("broker_id", Int32)),
+        _struct(Response, 7, 1, ("error_code", Int16),
+                ("remaining_partitions", Array(("topic_name", _STR), ("partition_index", Int32))))),
+    2: (_struct(Request, 7, 2, ("broker_id", Int32), ("broker_epoch", Int64)),
+        _struct(Response, 7, 2, ("error_code", Int16),
+                ("remaining_partitions", Array(("topic_name", _STR), ("partition_index", Int32))))),
+    3: (_struct(Request, 7, 3, ("broker_id", Int32), ("broker_epoch", Int64), _TAGS, flexible=True),
+        _struct(Response, 7, 3, ("error_code", Int16), ("remaining_partitions", CompactArray(
+            ("topic_name", CompactString("utf-8")), ("partition_index", Int32), _TAGS)), _TAGS, flexible=True)),
+}
