@@ -14,7 +14,7 @@ from typing import Any
 from kio.schema.errors import ErrorCode
 from kio.schema.types import BrokerId, TopicName
 from kio.static.constants import EntityType
-from kio.static.primitive import i16, i32, i64
+from kio.static.primitive import i32, i64
 
 from .derive import Derivation, Drop, derive, header_for, make_entity
 

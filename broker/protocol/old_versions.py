@@ -95,24 +95,22 @@ OLD: dict[int, dict[int, tuple[Derivation, Derivation]]] = {
 }
 
 
-def _entry(key: int, version: int) -> tuple[Derivation, Derivation] | None:
-    return OLD.get(key, {}).get(version)
-
-
-@functools.cache
 def request_class(key: int, version: int) -> type | None:
-    """The derived request class of an old version, or None if kio has it or Kafka 3.9 does not."""
-    entry = _entry(key, version)
-    if entry is None:
-        return declared_class(key, version, EntityType.request)
-    return derive(load_request_schema(key, entry[0].base), version, entry[0])
+    """The class of a request version kio lacks (derived or declared); None if kio has it or Kafka 3.9 does not."""
+    return _derived(key, version, EntityType.request)
+
+
+def response_class(key: int, version: int) -> type | None:
+    return _derived(key, version, EntityType.response)
 
 
 @functools.cache
-def response_class(key: int, version: int) -> type | None:
-    entry = _entry(key, version)
+def _derived(key: int, version: int, entity_type: EntityType) -> type | None:
+    entry = OLD.get(key, {}).get(version)
     if entry is None:
-        return declared_class(key, version, EntityType.response)
+        return declared_class(key, version, entity_type)
+    if entity_type is EntityType.request:
+        return derive(load_request_schema(key, entry[0].base), version, entry[0])
     return derive(load_response_schema(key, entry[1].base), version, entry[1])
 
 

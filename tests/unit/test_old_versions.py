@@ -230,6 +230,15 @@ def test_truncated_old_request_is_a_parse_error():
         codec.decode_request(frame[:-5], _api(0), 1)
 
 
+def test_a_lying_array_count_in_an_old_version_is_a_parse_error():
+    """The length guard walks the wire class: a count past the bytes received never reaches kio."""
+    kp = produce.ProduceRequest[0](1, 1000, ())
+    kp.with_header(correlation_id=1)
+    frame = kp.encode(header=True)
+    with pytest.raises(codec.RequestParseError, match="array of 2147483647 elements"):
+        codec.decode_request(frame[:-4] + b"\x7f\xff\xff\xff", _api(0), 0)
+
+
 def test_version_range_joins_kio_and_derived_versions():
     assert old_versions.version_range(0) == (0, 13)
     assert old_versions.version_range(1) == (0, 18)
