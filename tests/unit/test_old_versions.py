@@ -10,6 +10,8 @@ through fauxka's codec, and fauxka's bytes must decode to it through kafka-pytho
 import datetime
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from kafka.protocol.old import admin, commit, fetch, list_offsets, offset_for_leader_epoch, produce
 from kafka.protocol.old.types import Schema
 
@@ -299,3 +301,20 @@ def test_field_names_match_kafka_python(case):
     key, version, kp_cls, _ = case
     cls = (codec.request_schema if kp_cls.is_request() else codec.response_schema)(key, version)
     assert _same_names(_our_names(cls), _kp_names(kp_cls.SCHEMA)), (_our_names(cls), _kp_names(kp_cls.SCHEMA))
+
+
+_OLD_REQUESTS = sorted({(key, version) for key, version, _, _ in REQUESTS})
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(api=st.sampled_from(_OLD_REQUESTS), body=st.binary(max_size=120))
+def test_random_bodies_decode_or_fail_as_parse_errors(api, body):
+    """Whatever the bytes, a derived version decodes or raises RequestParseError (Kafka closes the connection)."""
+    key, version = api
+    kp = REQUESTS[[c[:2] for c in REQUESTS].index(api)][2]
+    header = kp.header_class()(api_key=key, api_version=version, correlation_id=1, client_id="z").encode()
+    try:
+        request = codec.decode_request(header + body, _api(key), version)
+    except codec.RequestParseError:
+        return
+    assert type(request.body) is codec.request_schema(key, version)
