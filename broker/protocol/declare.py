@@ -42,7 +42,7 @@ class Struct:
 
 def declare(class_name: str, key: int, entity_type: EntityType, version: int, flexible: bool,
             fields: tuple[Field | Struct, ...]) -> type:
-    """The class of `version` of a request or response declared by `fields`."""
+    """One class with every declared field, whatever its versions: the shape of every version."""
     return _entity(class_name, key, entity_type, version, flexible, header_for(entity_type, flexible), fields)
 
 
@@ -50,8 +50,6 @@ def _entity(name: str, key: int, entity_type: EntityType, version: int, flexible
             fields: tuple) -> type:
     specs = []
     for f in fields:
-        if version not in f.versions:
-            continue
         if isinstance(f, Struct):
             sub = _entity(f.class_name, key, EntityType.nested, version, flexible, header, f.fields)
             specs.append((f.name, tuple[sub, ...], field()))
@@ -59,7 +57,7 @@ def _entity(name: str, key: int, entity_type: EntityType, version: int, flexible
             extra = {} if f.default is _NONE else {"default": f.default}
             specs.append((f.name, f.annotation, field(metadata={"kafka_type": f.kafka_type}, **extra)))
     return make_entity(name, entity_type, key, version, flexible, header, specs,
-                       f"{name} v{version}, declared from Kafka 3.9's message JSON.")
+                       f"{name}, declared from Kafka 3.9's message JSON.")
 
 
 _SINCE_2 = range(2, 1 << 15)
@@ -82,19 +80,22 @@ def declared_class(key: int, version: int, entity_type: EntityType) -> type | No
     name, _, highest, flexible_from, request, response = entry
     is_request = entity_type is EntityType.request
     fields = request if is_request else response
-    newest = declare(name + ("Request" if is_request else "Response"), key, entity_type, highest,
-                     highest >= flexible_from, fields)
-    if version == highest:
-        return newest
-    # older versions: the newest class minus the fields they lack, which keep their defaults
-    return derive(newest, version, Derivation(highest, tuple(_drops(fields, version, "")),
-                                              flexible=version >= flexible_from))
+    every = declare(name + ("Request" if is_request else "Response"), key, entity_type, highest,
+                    highest >= flexible_from, fields)
+    # each version: every field, minus those it lacks on the wire, which keep their defaults
+    return derive(every, version, Derivation(highest, tuple(_drops(fields, version, "")),
+                                             flexible=version >= flexible_from))
+
+
+_ZERO = {"int8": 0, "int16": 0, "int32": 0, "int64": 0, "string": "", "bool": False, "bytes": b"",
+         "error_code": ErrorCode.none}
 
 
 def _drops(fields: tuple, version: int, path: str):
     for f in fields:
-        if version not in f.versions:
-            yield Drop(path + f.name, () if isinstance(f, Struct) else f.default)
+        if version not in f.versions:  # Kafka's Java message keeps the default (or zero) for an absent field
+            default = () if isinstance(f, Struct) else _ZERO[f.kafka_type] if f.default is _NONE else f.default
+            yield Drop(path + f.name, default)
         elif isinstance(f, Struct):
             yield from _drops(f.fields, version, f"{path}{f.name}.")
 

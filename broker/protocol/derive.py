@@ -61,7 +61,7 @@ _WIRE: dict[type, type] = {}
 
 
 def derive(base_cls: type, version: int, derivation: Derivation) -> type:
-    """The public class of `version`, derived from the kio class `base_cls`."""
+    """The public class of `version`, derived from `base_cls` (a kio class, or one declare.py made)."""
     flexible = base_cls.__flexible__ if derivation.flexible is None else derivation.flexible
     header = _header(base_cls, flexible)
     changes: dict[str, list] = {}
@@ -170,7 +170,7 @@ def _field_like(f: dataclasses.Field) -> dataclasses.Field:
 
 def _make(cls: type, fields: list, version: int, flexible: bool, header: type) -> type:
     return make_entity(cls.__name__, cls.__type__, cls.__api_key__, version, flexible, header, fields,
-                       f"{cls.__name__} v{version}, derived from kio's v{cls.__version__}.")
+                       f"{cls.__name__} v{version}, derived from v{cls.__version__}.")
 
 
 def make_entity(name: str, entity_type: EntityType, api_key: int, version: int, flexible: bool, header: type,
