@@ -10,7 +10,9 @@ from kio.index import load_request_schema, load_response_schema
 from kio.serial import entity_reader, entity_writer
 from kio.serial.errors import SerialError
 
+from . import old_versions
 from .api_table import Api
+from .derive import to_public, to_wire, wire_class
 from .framing import with_size_prefix
 from .length_guard import check_lengths
 from .timestamps import int64_timestamps
@@ -49,30 +51,44 @@ def peek(frame: bytes) -> tuple[int, int, int]:
 
 @functools.cache
 def request_schema(key: int, version: int) -> type:
-    return load_request_schema(key, version)
+    """kio's class for the request, or one derived for a version kio lacks (old_versions)."""
+    return old_versions.request_class(key, version) or load_request_schema(key, version)
 
 
 @functools.cache
 def response_schema(key: int, version: int) -> type:
+    cls = old_versions.response_class(key, version) or load_response_schema(key, version)
     if key in _INT64_TIMESTAMPS:  # delegation tokens: -1 timestamps, which kio cannot read as datetimes
-        return int64_timestamps(load_response_schema(key, version))
-    return load_response_schema(key, version)
+        return int64_timestamps(cls)
+    return cls
 
 
 @functools.cache
 def _reader(cls: type):
-    return entity_reader(cls)
+    wire = wire_class(cls)
+    read = entity_reader(wire)
+    if wire is cls:
+        return read
+
+    def read_public(data: bytes, offset: int):
+        entity, used = read(data, offset)
+        return to_public(cls, entity), used
+    return read_public
 
 
 @functools.cache
 def _writer(cls: type):
-    return entity_writer(cls)
+    wire = wire_class(cls)
+    write = entity_writer(wire)
+    if wire is cls:
+        return write
+    return lambda buf, entity: write(buf, to_wire(entity))
 
 
 def decode_request(frame: bytes, api: Api, version: int) -> Request:
     cls = request_schema(api.key, version)
     try:
-        check_lengths(cls, frame, check_lengths(cls.__header_schema__, frame, 0))
+        check_lengths(wire_class(cls), frame, check_lengths(cls.__header_schema__, frame, 0))
         header, used = _reader(cls.__header_schema__)(frame, 0)
         body, _ = _reader(cls)(frame, used)
     except (SerialError, ValueError, TypeError) as exc:
