@@ -15,21 +15,30 @@ ENV PYTHONUNBUFFERED=1 \
 
 
 FROM base AS zookeeper
-# The man1 directory keeps the JRE's update-alternatives happy on slim images. Debian's package
-# ships /var/lib/zookeeper/myid (a link to /etc/zookeeper/conf/myid) holding a placeholder
-# sentence, which ZooKeeper refuses as a server id: a standalone server needs no myid at all.
+# A headless JRE, and of Debian's ZooKeeper 3.8 only the jars a standalone server loads
+# (zookeeper, zookeeper-jute, metrics-core, snappy-java, slf4j, log4j 1.2), unpacked without the ~120 Java libraries the
+# package depends on for its admin server, Netty and CLI (about 550 MB and most of a cold
+# build). The man1 directory keeps the JRE's update-alternatives happy on slim images. No myid
+# file: Debian's placeholder one is what made ZooKeeper exit, and a standalone server needs none.
 RUN mkdir -p /usr/share/man/man1 \
  && apt-get update \
- && apt-get install -y --no-install-recommends zookeeper default-jre-headless \
- && rm -rf /var/lib/apt/lists/* /var/lib/zookeeper/myid /etc/zookeeper/conf/myid
-COPY config/zoo.cfg /etc/zookeeper/fauxka/zoo.cfg
+ && apt-get install -y --no-install-recommends openjdk-17-jre-headless \
+ && cd /tmp && apt-get download libzookeeper-java libdropwizard-metrics-java libsnappy-java libslf4j-java liblog4j1.2-java \
+ && for deb in *.deb; do dpkg-deb -x "$deb" /tmp/jars; done \
+ && mkdir -p /opt/zookeeper /var/lib/zookeeper \
+ && cp -L /tmp/jars/usr/share/java/zookeeper.jar /tmp/jars/usr/share/java/zookeeper-jute.jar \
+          /tmp/jars/usr/share/java/slf4j-api.jar /tmp/jars/usr/share/java/slf4j-log4j12.jar \
+          /tmp/jars/usr/share/java/log4j-1.2.jar /tmp/jars/usr/share/java/metrics-core.jar \
+          /tmp/jars/usr/share/java/snappy-java.jar /opt/zookeeper/ \
+ && rm -rf /tmp/*.deb /tmp/jars /var/lib/apt/lists/*
+COPY config/zoo.cfg config/zookeeper-log4j.properties /etc/zookeeper/
+RUN mv /etc/zookeeper/zookeeper-log4j.properties /etc/zookeeper/log4j.properties
 EXPOSE 2181
 HEALTHCHECK --interval=2s --timeout=3s --start-period=30s --retries=3 CMD \
   ["python", "-c", "import socket,sys; s=socket.create_connection(('127.0.0.1',2181),2); s.sendall(b'srvr'); sys.exit(0 if b'Mode:' in s.recv(4096) else 1)"]
-CMD ["java", "-Xmx256m", "-XX:TieredStopAtLevel=1", \
-     "-cp", "/etc/zookeeper/conf:/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-log4j12.jar:/usr/share/java/log4j-1.2.jar", \
-     "-Dzookeeper.root.logger=INFO,CONSOLE", \
-     "org.apache.zookeeper.server.quorum.QuorumPeerMain", "/etc/zookeeper/fauxka/zoo.cfg"]
+CMD ["java", "-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", \
+     "-cp", "/etc/zookeeper:/opt/zookeeper/*", \
+     "org.apache.zookeeper.server.quorum.QuorumPeerMain", "/etc/zookeeper/zoo.cfg"]
 
 
 # The broker's dependencies, from pyproject.toml alone, so editing the source does not reinstall them.

@@ -101,15 +101,22 @@ def test_compose_network_side_metadata_and_admin(compose):
             await client.close()
             admin = AIOKafkaAdminClient(bootstrap_servers="broker-3:9092")
             await admin.start()
-            await admin.create_topics([NewTopic("from-network", 1, 3)])
-            topics = sorted(await admin.list_topics())
+            response = await admin.create_topics([NewTopic("from-network", 1, 3)])
+            errors = [t[1] for t in response.topic_errors]
+            # the answer comes from the controller; another broker's Metadata may lag (as in Kafka)
+            for _ in range(100):
+                topics = sorted(await admin.list_topics())
+                if "from-network" in topics:
+                    break
+                await asyncio.sleep(0.1)
             await admin.close()
-            print(json.dumps({"brokers": brokers, "topics": topics}))
+            print(json.dumps({"brokers": brokers, "topics": topics, "errors": errors}))
 
         asyncio.run(main())
     """)
     seen = json.loads(compose.in_network(script).strip().splitlines()[-1])
     assert seen["brokers"] == [[n, f"broker-{n}", 9092] for n in (1, 2, 3)]
+    assert seen["errors"] == [0]
     assert "from-network" in seen["topics"] and TOPIC in seen["topics"]
 
 
