@@ -8,6 +8,8 @@ project is taken down with its volumes whatever fails."""
 
 import json
 import os
+import subprocess
+import sys
 import textwrap
 import time
 import urllib.parse
@@ -86,6 +88,12 @@ def test_host_side_metadata_and_admin(compose, state):
     configs = next(iter(described.values())).result(20)
     assert configs["retention.ms"].value == "3600000"
     state["cluster_id"] = cluster_id(compose)
+    status = subprocess.run([sys.executable, "-m", "fauxka", "status", "--bootstrap", compose.bootstrap,
+                             "--zookeeper", f"localhost:{compose.port('FAUXKA_ZOOKEEPER_PORT')}"],
+                            capture_output=True, text=True, timeout=60)
+    assert status.returncode == 0, status.stderr
+    assert f"cluster id: {state['cluster_id']}" in status.stdout and "brokers:    1, 2, 3" in status.stdout
+    assert "(epoch " in status.stdout, status.stdout  # the controller epoch, read from ZooKeeper on the host
 
 
 def test_compose_network_side_metadata_and_admin(compose):
