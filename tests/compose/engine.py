@@ -118,16 +118,3 @@ def engine_available() -> str | None:
         return str(exc)
     return None
 
-
-def wait_until(predicate, timeout_s: float, what: str, interval_s: float = 0.5):
-    deadline = time.monotonic() + timeout_s
-    last = None
-    while time.monotonic() < deadline:
-        try:
-            last = predicate()
-            if last:
-                return last
-        except Exception as exc:  # noqa: BLE001 - not there yet; reported at the deadline
-            last = exc
-        time.sleep(interval_s)
-    raise AssertionError(f"{what}: not within {timeout_s:.0f}s (last: {last!r})")
