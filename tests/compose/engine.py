@@ -45,13 +45,16 @@ class Compose:
     def network(self) -> str:
         return f"{self.project}_default"
 
-    def run(self, *args: str, timeout_s: float = 180, check: bool = True) -> subprocess.CompletedProcess:
-        command = ["docker", "compose", "-p", self.project, "-f", str(ROOT / "docker-compose.yml"), *args]
+    def run(self, *args: str, timeout_s: float = 180, check: bool = True,
+            overrides: tuple[Path, ...] = ()) -> subprocess.CompletedProcess:
+        """docker compose with the shipped file (and `overrides`, compose files merged over it)."""
+        files = [arg for path in (ROOT / "docker-compose.yml", *overrides) for arg in ("-f", str(path))]
+        command = ["docker", "compose", "-p", self.project, *files, *args]
         env = {**os.environ, **self.env}
         try:
             result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout_s)
         except subprocess.TimeoutExpired as exc:
-            raise ComposeError(f"{' '.join(command[5:])} took over {timeout_s:.0f}s") from exc
+            raise ComposeError(f"docker compose {' '.join(args)} took over {timeout_s:.0f}s") from exc
         if check and result.returncode != 0:
             raise ComposeError(f"docker compose {' '.join(args)} exited {result.returncode}:\n"
                                f"{result.stdout[-3000:]}\n{result.stderr[-3000:]}")

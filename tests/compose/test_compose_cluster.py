@@ -149,6 +149,17 @@ def test_an_unknown_kafka_variable_stops_the_broker_naming_it(compose):
     assert len(lines) == 1 and "fauxka does not know" in lines[0], result.stdout + result.stderr
 
 
+def test_a_broker_with_an_unknown_variable_is_unhealthy_and_says_why(compose, tmp_path):
+    bad = tmp_path / "bad-broker-3.yml"
+    bad.write_text('services:\n  broker-3:\n    environment:\n      KAFKA_NO_SUCH_SETTING: "1"\n')
+    result = compose.run("up", "-d", "--wait", "broker-3", overrides=(bad,), check=False, timeout_s=120)
+    assert result.returncode != 0 and "broker-3-1 is unhealthy" in result.stderr, result.stderr
+    assert compose.health("broker-3") != "healthy"
+    assert "fauxka broker: KAFKA_NO_SUCH_SETTING names the broker property no.such.setting" in compose.logs("broker-3")
+    compose.up()  # the shipped file again: broker-3 recreated with its own environment
+    assert compose.health("broker-3") == "healthy"
+
+
 def test_produce_and_consume_through_every_broker(compose, state):
     """PLACEHOLDER until "Messages flow" lands: skipped while the brokers' ApiVersions lacks Produce,
     Fetch or ListOffsets, and runs by itself once they answer them. Partitions are assigned, not
