@@ -16,20 +16,24 @@ ENV PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1
 
 
-# The broker's dependencies, from pyproject.toml alone, so editing the source does not reinstall them.
+# The broker's dependencies and the build backend, from pyproject.toml alone, so editing the
+# source does not reinstall them.
 FROM base AS dependencies
 WORKDIR /src
 COPY pyproject.toml ./
 RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']))" \
         > /tmp/requirements.txt \
+ && python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['build-system']['requires']))" \
+        >> /tmp/requirements.txt \
  && pip install -r /tmp/requirements.txt \
  && rm /tmp/requirements.txt
 
 
 FROM dependencies AS broker
 # Every package the project has (.dockerignore keeps out tests, benchmarks and local state).
+# The build backend was installed with the dependencies: no isolated build environment to fetch.
 COPY . /src
-RUN pip install --no-deps . \
+RUN pip install --no-deps --no-build-isolation . \
  && rm -rf /src \
  && mkdir -p /var/lib/kafka/data /var/log/fauxka
 WORKDIR /
@@ -83,7 +87,7 @@ RUN mkdir -p /usr/share/man/man1 \
 
 FROM report-dependencies AS report
 COPY . /src
-RUN pip install --no-deps . && rm -rf build *.egg-info
+RUN pip install --no-deps --no-build-isolation . && rm -rf build *.egg-info
 WORKDIR /work
 ENTRYPOINT ["fauxka", "report"]
 CMD ["--audit", "/var/log/fauxka", "--out", "/report"]
