@@ -93,3 +93,40 @@ def test_honoured_properties_cover_the_catalogue_and_topic_defaults():
     honoured = kafka_env.honoured_properties()
     assert set(BROKER_CONFIGS) <= set(honoured)
     assert "log.retention.ms" in honoured  # a broker synonym of a topic config
+
+
+@pytest.fixture
+def kafka_environment(monkeypatch):
+    import os
+
+    for name in [n for n in os.environ if n.startswith("KAFKA_")]:
+        monkeypatch.delenv(name)
+    return monkeypatch
+
+
+def test_the_broker_command_names_the_missing_variable(kafka_environment, capsys):
+    from fauxka import cli
+
+    kafka_environment.setenv("KAFKA_ZOOKEEPER_CONNECT", "zookeeper:2181")
+    assert cli.main(["broker", "--kafka-env"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == ('fauxka broker: Missing required configuration "broker.id" which has no default value. '
+                   "(environment variable KAFKA_BROKER_ID)")
+
+
+def test_the_broker_command_refuses_an_unknown_variable_in_one_line(kafka_environment, capsys):
+    from fauxka import cli
+
+    kafka_environment.setenv("KAFKA_BROKER_ID", "1")
+    kafka_environment.setenv("KAFKA_ZOOKEEPER_CONNECT", "zookeeper:2181")
+    kafka_environment.setenv("KAFKA_NO_SUCH_SETTING", "1")
+    assert cli.main(["broker", "--kafka-env"]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("fauxka broker: KAFKA_NO_SUCH_SETTING names the broker property")
+
+
+def test_the_broker_command_needs_a_file_or_the_environment(capsys):
+    from fauxka import cli
+
+    assert cli.main(["broker"]) == 2
+    assert "--config FILE, --kafka-env or both" in capsys.readouterr().err
