@@ -1,10 +1,11 @@
 """The shipped docker-compose.yml, brought up with the real engine (issue 18).
 
 Run by `make compose-test` (CI runs it after `make test`); skipped elsewhere. The tests share one
-project, in this order: up and health, the host side (confluent-kafka), the compose network's side
-(aiokafka in the broker image), Prometheus, an unknown KAFKA_ variable, the produce/consume
-placeholder, a killed controller's restart, down + up keeping the data, down -v wiping it. The
-project is taken down with its volumes whatever fails."""
+project, in this order: up and health, the host side (confluent-kafka, `fauxka status`), the
+compose network's side (aiokafka in the broker image), Prometheus, an unknown KAFKA_ variable
+(`run`, then in the file: an unhealthy broker), the produce/consume placeholder, a killed
+controller's restart, down + up keeping the data, down -v wiping it. The project is taken down
+with its volumes whatever fails."""
 
 import json
 import os
@@ -40,7 +41,7 @@ def compose():
     project = Compose.with_free_ports()
     project.down(volumes=True)  # what a crashed earlier run left
     try:
-        project.up("--build", label="up --build (images cached)")
+        project.up("--build", label="up --build")  # cold on a fresh machine: the images are built
         yield project
     finally:
         print(f"\ncompose timings: {json.dumps({k: round(v, 1) for k, v in project.timings.items()})}")
@@ -76,7 +77,6 @@ def test_every_service_is_healthy_with_a_restart_policy(compose):
     for service in SERVICES:
         assert compose.health(service) == "healthy", service
         assert compose.inspect(service)["HostConfig"]["RestartPolicy"]["Name"] == "unless-stopped", service
-    assert compose.timings["up --build (images cached)"] < 60
 
 
 def test_host_side_metadata_and_admin(compose, state):
@@ -244,6 +244,7 @@ def test_down_and_up_keep_topics_configs_and_cluster_id(compose, state):
     compose.down()
     assert {f"{compose.project}_{v}" for v in ("zookeeper-data", "broker-1-data", "audit")} <= set(compose.volumes())
     compose.up(label="up after down (warm)")
+    assert compose.timings["up after down (warm)"] < 30  # 6-10 s measured; the goal is 10 s
     assert cluster_id(compose) == state["cluster_id"]
     client = admin(compose)
     topics = client.list_topics(timeout=10).topics
