@@ -1,5 +1,5 @@
 # The two set-up commands of the README. Both install what is missing first.
-.PHONY: install up test
+.PHONY: install up test compose-test
 
 install:
 	./scripts/install
@@ -9,3 +9,8 @@ up: install
 
 test: install
 	.venv/bin/python -m pytest
+
+# The docker-compose cluster with the real engine (docker compose v2): builds the images, brings the
+# shipped file up, checks it from the host and from the compose network, tears it down.
+compose-test: install
+	FAUXKA_COMPOSE_TEST=1 .venv/bin/python -m pytest -p no:cacheprovider -v -s tests/compose

@@ -3,6 +3,7 @@
 import argparse
 import importlib
 import os
+import re
 import sys
 import traceback
 from pathlib import Path
@@ -15,7 +16,10 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("broker", help="run one broker in the foreground")
-    p.add_argument("--config", required=True, help="server.properties file")
+    p.add_argument("--config", help="server.properties file")
+    p.add_argument("--kafka-env", action="store_true",
+                   help="also take properties from KAFKA_* environment variables, as cp-kafka does "
+                        "(over the file; --override wins); an unknown one is an error")
     _broker_arguments(p)
 
     p = sub.add_parser("brokers", help="start brokers in processes forked after one import, print their "
@@ -94,12 +98,40 @@ def _broker_arguments(p: argparse.ArgumentParser) -> None:
 def _broker(args) -> int:
     from broker.config import ConfigError, load_config
 
+    if not args.config and not args.kafka_env:
+        print("fauxka broker: give --config FILE, --kafka-env or both", file=sys.stderr)
+        return 2
+    overrides = list(args.override)
     try:
-        config = load_config(args.config, args.override)
+        if args.kafka_env:
+            overrides = _kafka_env_overrides() + overrides
+        config = load_config(args.config, overrides)
     except (ConfigError, OSError) as exc:
-        print(f"fauxka broker: {exc}", file=sys.stderr)
+        print(f"fauxka broker: {_name_variable(str(exc)) if args.kafka_env else exc}", file=sys.stderr)
         return 2
     return _run_broker(config, args)
+
+
+def _kafka_env_overrides() -> list[str]:
+    from broker.config import ConfigError
+    from . import kafka_env
+
+    try:
+        env = kafka_env.from_environment(os.environ)
+    except kafka_env.EnvConfigError as exc:
+        raise ConfigError(str(exc)) from None
+    for variable in env.ignored:
+        print(f"fauxka broker: ignoring {variable} (it configures Kafka's JVM or log4j, which fauxka has none of)",
+              file=sys.stderr)
+    return [f"{name}={value}" for name, value in env.properties.items()]
+
+
+def _name_variable(message: str) -> str:
+    """A config error about a property also names the KAFKA_ variable that sets it."""
+    from .kafka_env import variable_name
+
+    match = re.search(r'configuration "?([a-z0-9._-]+)"?', message)
+    return f"{message} (environment variable {variable_name(match.group(1))})" if match else message
 
 
 def _brokers(args) -> int:

@@ -68,7 +68,7 @@ class ZkStore:
             await self._loop.run_in_executor(None, lambda: self._client.start(timeout=timeout_s))
         except KazooTimeoutError:
             await self.stop()
-            raise ZkUnavailable(f"could not connect to ZooKeeper within {timeout_s:.1f}s") from None
+            raise ZkUnavailable(f"could not connect to ZooKeeper at {self._hosts} within {timeout_s:.1f}s") from None
         self._last_session = self.session_id
 
     def _create_chroot(self, timeout_s: float) -> None:
