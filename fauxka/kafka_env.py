@@ -18,7 +18,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from broker.config import BROKER_CONFIGS, BROKER_SYNONYM_KEYS, PASSTHROUGH_PREFIXES
+from model.broker_keys import BROKER_CONFIGS, PASSTHROUGH_PREFIXES
+from model.topic_configs import BROKER_SYNONYM_KEYS
 
 PREFIX = "KAFKA_"
 
