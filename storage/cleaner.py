@@ -16,7 +16,8 @@ def _cleanable(log, now_ms: int) -> list[Segment]:
     for seg in log.segments[:-1]:
         if seg.next_offset > limit:
             break
-        if seg.max_timestamp >= 0 and now_ms - seg.max_timestamp < log.config.min_compaction_lag_ms:
+        lag = log.config.min_compaction_lag_ms
+        if lag > 0 and seg.max_timestamp >= 0 and now_ms - seg.max_timestamp < lag:
             break
         out.append(seg)
     return out
