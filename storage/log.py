@@ -83,7 +83,7 @@ class PartitionLog:
                 seg = Segment(base, store, config.index_interval_bytes, store.mtime_ms() or 0)
                 next_base = bases[i + 1] if i + 1 < len(bases) else None
                 check = next_base is None or next_base > recovery_point
-                cut = seg.recover(check_crc=check)
+                cut = seg.recover(check_crc=check, visit=log._update_producer)
                 log._add_segment(seg)
                 if cut:
                     for later in bases[i + 1 :]:
@@ -98,7 +98,6 @@ class PartitionLog:
         log.epochs.truncate_from_end(log.log_end_offset)
         log.epochs.truncate_from_start(log.log_start_offset)
         log.epochs.flush()
-        log._rebuild_producer_state()
         return log
 
     def _new_segment(self, base_offset: int, now_ms: int | None = None) -> Segment:
@@ -112,20 +111,20 @@ class PartitionLog:
         self._bases.append(seg.base_offset)
 
     def _rebuild_producer_state(self) -> None:
+        """From the batch headers (Kafka starts from its latest snapshot; there is none here)."""
         self.producers.clear()
-        for seg in self.segments:
-            for h in seg.headers_from(0):
-                self._update_producer(seg, h)
 
-    def _update_producer(self, seg_or_buf, h: B.BatchHeader) -> None:
-        if not h.has_producer_id:
-            return
-        control = None
-        if h.is_control:
-            raw = seg_or_buf.read_batch(h) if isinstance(seg_or_buf, Segment) else seg_or_buf
-            start = 0 if isinstance(seg_or_buf, Segment) else h.position
-            control = _control_type(raw, B.BatchHeader(raw, start))
-        self.producers.update(h, control)
+        def visit(buf, h, _position) -> bool:
+            self._update_producer(buf, h)
+            return True
+
+        for seg in self.segments:
+            seg.scan(visit)
+
+    def _update_producer(self, buf, h: B.BatchHeader) -> None:
+        """`h.position` is relative to `buf`, which holds the whole batch."""
+        if h.has_producer_id:
+            self.producers.update(h, _control_type(buf, h) if h.is_control else None)
 
     # --- offsets -------------------------------------------------------------------------
 

@@ -32,9 +32,13 @@ def _now_ms() -> int:
 
 
 class LogManager:
-    def __init__(self, log_dirs: list[str], *, in_memory: bool = False):
+    def __init__(
+        self, log_dirs: list[str], *, in_memory: bool = False,
+        producer_id_expiration_ms: int = 86400000,
+    ):
         self.log_dirs = [os.path.abspath(d) for d in log_dirs] if not in_memory else list(log_dirs)
         self.in_memory = in_memory
+        self.producer_id_expiration_ms = producer_id_expiration_ms
         self.logs: dict[tuple[str, int], PartitionLog] = {}
         self._dir_of: dict[tuple[str, int], str] = {}
         self._memory_hws: dict[tuple[str, int], int] = {}
@@ -155,8 +159,11 @@ class LogManager:
     # --- background work (the caller schedules it) ---------------------------------------
 
     def retention_pass(self, now_ms: int | None = None) -> int:
-        """Delete segments by retention.ms / retention.bytes / log start offset; returns how many."""
+        """Delete segments by retention.ms / retention.bytes / log start offset (returns how
+        many) and forget producers idle past producer.id.expiration.ms."""
         now = _now_ms() if now_ms is None else now_ms
+        for log in self.logs.values():
+            log.producers.expire(now, self.producer_id_expiration_ms)
         return sum(retention_pass(log, now) for log in list(self.logs.values()))
 
     def cleaner_pass(self, now_ms: int | None = None) -> int:

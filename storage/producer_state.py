@@ -135,6 +135,17 @@ class ProducerState:
         firsts = [e.txn_first_offset for e in self.producers.values() if e.txn_first_offset is not None]
         return min(firsts) if firsts else None
 
+    def expire(self, now_ms: int, expiration_ms: int) -> int:
+        """Forget producers idle longer than producer.id.expiration.ms (Kafka's
+        `removeExpiredProducers`; one with an open transaction stays). Returns how many."""
+        gone = [
+            pid for pid, e in self.producers.items()
+            if e.txn_first_offset is None and now_ms - e.last_timestamp >= expiration_ms
+        ]
+        for pid in gone:
+            del self.producers[pid]
+        return len(gone)
+
     def last_entry(self, producer_id: int) -> ProducerEntry | None:
         return self.producers.get(producer_id)
 

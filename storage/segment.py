@@ -87,37 +87,50 @@ class Segment:
         self.next_offset = self.base_offset
         self.first_batch_timestamp = self.max_timestamp = self.max_timestamp_batch_offset = -1
 
-    def recover(self, check_crc: bool) -> int:
+    def recover(self, check_crc: bool, visit=None) -> int:
         """Rebuild the index by scanning every batch; truncate at the first torn or invalid one
-        (Kafka's `LogSegment.recover`). Returns the bytes truncated."""
+        (Kafka's `LogSegment.recover`). `visit(buf, header)` sees each valid batch (producer
+        state is rebuilt so). Returns the bytes truncated."""
         self._reset_index()
-        pos, size = 0, self.store.size
-        last = self.base_offset - 1
+        last = [self.base_offset - 1]
+
+        def accept(buf, h: B.BatchHeader, position: int) -> bool:
+            if h.magic != 2 or h.base_offset <= last[0] or h.last_offset_delta < 0:
+                return False
+            if check_crc and not h.crc_ok(buf):
+                return False
+            self._track(h, position)
+            last[0] = h.last_offset
+            if visit is not None:
+                visit(buf, h)
+            return True
+
+        end = self.scan(accept)
+        return self._cut(end) if end < self.store.size else 0
+
+    def scan(self, accept, start: int = 0) -> int:
+        """Read the batches from `start` in large chunks, calling accept(buf, header,
+        position) for each whole one until it returns False; returns where scanning stopped."""
+        pos, size = start, self.store.size
         while pos < size:
             chunk = self.store.read(pos, min(_SCAN_CHUNK, size - pos))
-            cpos, advanced = 0, False
+            cpos = 0
             while len(chunk) - cpos >= B.HEADER_SIZE:
                 h = B.BatchHeader(chunk, cpos)
-                if h.length < B.MIN_BATCH_LENGTH or h.magic != 2 or h.base_offset <= last or h.last_offset_delta < 0:
-                    return self._cut(pos + cpos)
-                if pos + cpos + h.size > size:
-                    return self._cut(pos + cpos)
+                if h.length < B.MIN_BATCH_LENGTH or pos + cpos + h.size > size:
+                    return pos + cpos
                 if cpos + h.size > len(chunk):
-                    if cpos == 0:  # one batch bigger than the chunk
-                        chunk = self.store.read(pos, h.size)
-                        h = B.BatchHeader(chunk, 0)
-                    else:
+                    if cpos:
                         break
-                if check_crc and not h.crc_ok(chunk):
-                    return self._cut(pos + cpos)
-                self._track(h, pos + cpos)
-                last = h.last_offset
+                    chunk = self.store.read(pos, h.size)  # one batch bigger than the chunk
+                    h = B.BatchHeader(chunk, 0)
+                if not accept(chunk, h, pos + cpos):
+                    return pos + cpos
                 cpos += h.size
-                advanced = True
-            if not advanced:
-                return self._cut(pos + cpos)
+            if not cpos:
+                return pos
             pos += cpos
-        return 0
+        return pos
 
     def _cut(self, position: int) -> int:
         cut = self.store.size - position

@@ -41,6 +41,11 @@ class Validated:
         return len(self.buffer)
 
 
+# A record's smallest encoding: length, attributes, timestamp delta, offset delta, key length,
+# value length and header count, one byte each (Kafka's `DefaultRecord`).
+_MIN_RECORD_SIZE = 7
+
+
 def _invalid(message: str) -> StorageError:
     return StorageError(ErrorCode.invalid_record, message)
 
@@ -85,6 +90,10 @@ def check_batch(buf, h: B.BatchHeader, tp: str, from_client: bool) -> None:
         raise _invalid(
             f"Inconsistent batch offset range [{h.base_offset}, {h.last_offset}] and count of "
             f"records {h.record_count} in topic partition {tp}"
+        )
+    if h.codec == 0 and h.record_count * _MIN_RECORD_SIZE > h.size - B.HEADER_SIZE:
+        raise R.corrupt(
+            f"Record batch claims {h.record_count} records in {h.size - B.HEADER_SIZE} bytes"
         )
     if not from_client:
         return

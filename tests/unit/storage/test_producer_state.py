@@ -97,3 +97,12 @@ def test_transactional_batches_hold_the_last_stable_offset(make_log):
     send(log, 0)
     log.high_watermark = 4
     assert log.last_stable_offset == 0
+
+
+def test_idle_producers_expire(make_log):
+    log = make_log()
+    send(log, 0)
+    assert log.producers.expire(now_ms() + 10_000, 60_000) == 0
+    assert log.producers.expire(now_ms() + 70_000, 60_000) == 1
+    assert log.last_producer_state(7) is None
+    assert send(log, 50).first_offset == 2  # unknown again: any sequence

@@ -55,6 +55,16 @@ def test_count_that_disagrees_with_offsets_is_invalid_record():
     assert error_of(bytes(buf)).code == ErrorCode.invalid_record
 
 
+def test_uncompressed_count_beyond_what_the_bytes_can_hold_is_corrupt():
+    """Without decoding: every record takes at least 7 bytes."""
+    buf = bytearray(v2(2, values=[b"", b""], keys=[None, None]))
+    n = (len(buf) - 61) // 7 + 1
+    buf[57:61] = n.to_bytes(4, "big")
+    buf[23:27] = (n - 1).to_bytes(4, "big")
+    B.recompute_crc(buf, 0, len(buf))
+    assert error_of(bytes(buf)).code == ErrorCode.corrupt_message
+
+
 def test_count_that_lies_about_the_records_is_corrupt_on_a_compacted_topic():
     buf = bytearray(v2(3))
     buf[57:61] = (4).to_bytes(4, "big")
