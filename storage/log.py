@@ -124,7 +124,7 @@ class PartitionLog:
     def _update_producer(self, buf, h: B.BatchHeader) -> None:
         """`h.position` is relative to `buf`, which holds the whole batch."""
         if h.has_producer_id:
-            self.producers.update(h, _control_type(buf, h) if h.is_control else None)
+            self.producers.update(h, R.control_type(buf, h) if h.is_control else None)
 
     # --- offsets -------------------------------------------------------------------------
 
@@ -148,10 +148,16 @@ class PartitionLog:
 
     # --- appending -----------------------------------------------------------------------
 
-    def append_as_leader(self, records: bytes, leader_epoch: int, now_ms: int) -> AppendInfo:
-        v = validate_leader(records, self.config, self.log_end_offset, leader_epoch, now_ms, self.tp)
+    def append_as_leader(
+        self, records: bytes, leader_epoch: int, now_ms: int, *, origin: str = "client"
+    ) -> AppendInfo:
+        """Validate (Kafka's LogValidator), deduplicate (idempotence) and append a producer's
+        batch; origin "coordinator" may append control batches (transaction markers)."""
+        v = validate_leader(
+            records, self.config, self.log_end_offset, leader_epoch, now_ms, self.tp, origin
+        )
         h = v.headers[0]
-        duplicate = self.producers.check(h, self.log_end_offset)
+        duplicate = None if h.is_control else self.producers.check(h, self.log_end_offset)
         if duplicate is not None:
             return AppendInfo(
                 duplicate.first_offset, duplicate.last_offset,
@@ -196,6 +202,8 @@ class PartitionLog:
         for h in v.headers:
             if h.leader_epoch >= 0:
                 self.epochs.assign(h.leader_epoch, h.base_offset)
+        if self.epochs.dirty:  # a new epoch: Kafka writes its checkpoint at once
+            self.epochs.flush()
         self.segments[-1].append(v.buffer, v.headers)
         for h in v.headers:
             self._update_producer(v.buffer, h)
@@ -255,26 +263,12 @@ class PartitionLog:
         or for -3 the record with the largest timestamp: (offset, timestamp, leader_epoch)."""
         if timestamp_ms == MAX_TIMESTAMP:
             live = [s for s in self.segments if s.max_timestamp >= 0]
-            if not live:
-                return None
-            seg = max(live, key=lambda s: s.max_timestamp)
-            h = seg.find(seg.max_timestamp_batch_offset)
-            best = None
-            for r in R.decode(seg.read_batch(h), B.BatchHeader(seg.read_batch(h), 0)):
-                if best is None or r.timestamp > best.timestamp:
-                    best = r
-            return h.base_offset + best.offset_delta, best.timestamp, h.leader_epoch
+            return max(live, key=lambda s: s.max_timestamp).max_timestamp_record() if live else None
         for seg in self.segments:
-            if seg.max_timestamp < timestamp_ms or seg.next_offset <= self.log_start_offset:
-                continue
-            h = seg.find_timestamp(timestamp_ms)
-            while h is not None:
-                raw = seg.read_batch(h)
-                for r in R.decode(raw, B.BatchHeader(raw, 0)):
-                    offset = h.base_offset + r.offset_delta
-                    if r.timestamp >= timestamp_ms and offset >= self.log_start_offset:
-                        return offset, r.timestamp, h.leader_epoch
-                h = next((x for x in seg.headers_from(h.position + h.size) if x.max_timestamp >= timestamp_ms), None)
+            if seg.max_timestamp >= timestamp_ms and seg.next_offset > self.log_start_offset:
+                found = seg.offset_for_timestamp(timestamp_ms, self.log_start_offset)
+                if found is not None:
+                    return found
         return None
 
     # --- epochs and producers ------------------------------------------------------------
@@ -288,6 +282,15 @@ class PartitionLog:
 
     def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
         return self.epochs.end_offset_for(epoch, self.log_end_offset)
+
+    def aborted_transactions(self, start_offset: int, upper_offset: int) -> list[tuple[int, int]]:
+        """(producer_id, first_offset) of aborted transactions overlapping
+        [start_offset, upper_offset): Fetch's read_committed answer (Kafka's txn index)."""
+        return [
+            (a.producer_id, a.first_offset)
+            for a in self.producers.aborted
+            if a.last_offset >= start_offset and a.first_offset < upper_offset
+        ]
 
     def last_producer_state(self, producer_id: int) -> tuple[int, int, int] | None:
         entry = self.producers.last_entry(producer_id)
@@ -384,12 +387,3 @@ def _rebase(headers: list[B.BatchHeader], start: int) -> list[B.BatchHeader]:
     for h in headers:
         h.position -= start
     return headers
-
-
-def _control_type(buf, h: B.BatchHeader) -> int | None:
-    """A control batch's record key: version int16, type int16 (0 abort, 1 commit)."""
-    try:
-        key = R.decode(buf, h)[0].key or b""
-        return int.from_bytes(key[2:4], "big") if len(key) >= 4 else None
-    except (StorageError, IndexError):
-        return None

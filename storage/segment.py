@@ -12,6 +12,7 @@ from array import array
 from bisect import bisect_left, bisect_right
 
 from . import batch as B
+from . import records as R
 from .store import FileStore, MemoryStore
 
 _SCAN_CHUNK = 4 * 1024 * 1024
@@ -190,6 +191,33 @@ class Segment:
             if h.max_timestamp >= timestamp:
                 return h
         return None
+
+    def offset_for_timestamp(self, timestamp: int, min_offset: int) -> tuple[int, int, int] | None:
+        """(offset, timestamp, leader epoch) of the first record at or after min_offset whose
+        timestamp >= timestamp (Kafka's `LogSegment.findOffsetByTimestamp`; decodes one batch)."""
+        h = self.find_timestamp(timestamp)
+        while h is not None:
+            raw = self.read_batch(h)
+            for r in R.decode(raw, B.BatchHeader(raw, 0)):
+                offset = h.base_offset + r.offset_delta
+                if r.timestamp >= timestamp and offset >= min_offset:
+                    return offset, r.timestamp, h.leader_epoch
+            after = self.headers_from(h.position + h.size)
+            h = next((x for x in after if x.max_timestamp >= timestamp), None)
+        return None
+
+    def max_timestamp_record(self) -> tuple[int, int, int] | None:
+        """(offset, timestamp, leader epoch) of the record holding the segment's max timestamp
+        (KIP-734, as Kafka 3.9 finds it: the batch, then the record inside)."""
+        h = self.find(self.max_timestamp_batch_offset)
+        if h is None:
+            return None
+        raw = self.read_batch(h)
+        recs = R.decode(raw, B.BatchHeader(raw, 0))
+        if not recs:
+            return None
+        best = max(recs, key=lambda r: r.timestamp)  # max() keeps the first of equals
+        return h.base_offset + best.offset_delta, best.timestamp, h.leader_epoch
 
     def read_batch(self, h: B.BatchHeader) -> bytes:
         return self.store.read(h.position, h.size)

@@ -74,8 +74,10 @@ def split(buf, *, strict: bool) -> list[B.BatchHeader]:
     return headers
 
 
-def check_batch(buf, h: B.BatchHeader, tp: str, from_client: bool) -> None:
-    """CRC, codec and Kafka's `LogValidator.validateBatch` header rules."""
+def check_batch(buf, h: B.BatchHeader, tp: str, origin: str) -> None:
+    """CRC, codec and Kafka's `LogValidator.validateBatch` header rules; origin is Kafka's
+    `AppendOrigin`: "client", "coordinator" or "replication" (the last two skip the client rules)."""
+    from_client = origin != "replication"
     if not h.crc_ok(buf):
         raise R.corrupt(f"Record batch at offset {h.base_offset} in {tp} is corrupt (CRC mismatch)")
     if h.codec not in B.CODECS:
@@ -95,7 +97,7 @@ def check_batch(buf, h: B.BatchHeader, tp: str, from_client: bool) -> None:
         raise R.corrupt(
             f"Record batch claims {h.record_count} records in {h.size - B.HEADER_SIZE} bytes"
         )
-    if not from_client:
+    if origin != "client":
         return
     if h.is_control:
         raise _invalid("Clients are not allowed to write control records")
@@ -146,9 +148,11 @@ def _raise_record_errors(errors: list[tuple[int, str | None]], timestamps: bool)
 
 
 def validate_leader(
-    records: bytes, config: LogConfig, next_offset: int, leader_epoch: int, now_ms: int, tp: str
+    records: bytes, config: LogConfig, next_offset: int, leader_epoch: int, now_ms: int, tp: str,
+    origin: str = "client",
 ) -> Validated:
-    """A client's records for one partition, validated and assigned offsets from next_offset."""
+    """A client's records for one partition, validated and assigned offsets from next_offset.
+    origin "coordinator" (Kafka's `AppendOrigin.COORDINATOR`) may write control batches."""
     if not records:
         raise _invalid("Produce requests with version 3 and above must have at least one record batch")
     if len(records) < B.LOG_OVERHEAD + 5:
@@ -165,14 +169,15 @@ def validate_leader(
             f"The record batch size in the append to {tp} is {h.size} bytes which exceeds the "
             f"maximum configured value of {config.max_message_bytes}.",
         )
-    check_batch(records, h, tp, from_client=True)
+    check_batch(records, h, tp, origin)
     errors = _timestamp_errors(records, h, config, now_ms, 0)
     if errors:
         _raise_record_errors(errors, timestamps=True)
     target = config.compression_type
-    recompress = target != "producer" and B.CODEC_IDS[target] != h.codec
-    decoded = R.decode(records, h) if (recompress or config.compact) else None
-    if config.compact:
+    recompress = target != "producer" and B.CODEC_IDS[target] != h.codec and not h.is_control
+    compact = config.compact and not h.is_control
+    decoded = R.decode(records, h) if (recompress or compact) else None
+    if compact:
         errors = [
             (i, f"Compacted topic cannot accept message without key in topic partition {tp}.")
             for i, r in enumerate(decoded)
@@ -202,15 +207,19 @@ def validate_leader(
 
 
 def _assign(buf: bytearray, h, config, next_offset, leader_epoch, now_ms) -> Validated:
+    """Patch the batch at buf[0:] and its header view `h` alike."""
     B.set_base_offset(buf, 0, next_offset)
     B.set_leader_epoch(buf, 0, leader_epoch)
+    h.base_offset, h.leader_epoch = next_offset, leader_epoch
     log_append_time = -1
     if config.message_timestamp_type == "LogAppendTime":
         B.set_max_timestamp(buf, 0, h.size, True, now_ms)
-        log_append_time = now_ms
+        h.attributes |= B.TIMESTAMP_TYPE_MASK
+        h.max_timestamp = log_append_time = now_ms
     elif h.log_append_time:  # a client may not claim LogAppendTime on a CreateTime topic
         B.set_max_timestamp(buf, 0, h.size, False, h.max_timestamp)
-    return Validated(buf, [B.BatchHeader(buf, 0)], log_append_time)
+        h.attributes &= ~B.TIMESTAMP_TYPE_MASK
+    return Validated(buf, [h], log_append_time)
 
 
 def _convert_legacy(records, config, next_offset, leader_epoch, now_ms, tp) -> Validated:
@@ -260,7 +269,7 @@ def validate_follower(records: bytes, tp: str) -> Validated:
     (Kafka's `appendAsFollower` through `analyzeAndValidateRecords`)."""
     headers = split(records, strict=False)
     for h in headers:
-        check_batch(records, h, tp, from_client=False)
+        check_batch(records, h, tp, "replication")
     for prev, h in zip(headers, headers[1:]):
         if h.base_offset <= prev.last_offset:
             raise StorageError(
