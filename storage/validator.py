@@ -147,6 +147,27 @@ def _raise_record_errors(errors: list[tuple[int, str | None]], timestamps: bool)
     )
 
 
+def _check_size(size: int, config: LogConfig, tp: str) -> None:
+    """MESSAGE_TOO_LARGE as `UnifiedLog.analyzeAndValidateRecords` (and after re-compression)."""
+    if size > config.max_message_bytes:
+        raise StorageError(
+            ErrorCode.message_too_large,
+            f"The record batch size in the append to {tp} is {size} bytes which exceeds the "
+            f"maximum configured value of {config.max_message_bytes}.",
+        )
+
+
+def _require_keys(records, tp: str) -> None:
+    """INVALID_RECORD with per-record errors for keyless records on a compacted topic."""
+    errors = [
+        (i, f"Compacted topic cannot accept message without key in topic partition {tp}.")
+        for i, r in enumerate(records)
+        if r.key is None
+    ]
+    if errors:
+        _raise_record_errors(errors, timestamps=False)
+
+
 def validate_leader(
     records: bytes, config: LogConfig, next_offset: int, leader_epoch: int, now_ms: int, tp: str,
     origin: str = "client",
@@ -163,12 +184,7 @@ def validate_leader(
     if len(headers) != 1:
         raise _invalid("Compressed outer record has more than one batch")
     h = headers[0]
-    if h.size > config.max_message_bytes:
-        raise StorageError(
-            ErrorCode.message_too_large,
-            f"The record batch size in the append to {tp} is {h.size} bytes which exceeds the "
-            f"maximum configured value of {config.max_message_bytes}.",
-        )
+    _check_size(h.size, config, tp)
     check_batch(records, h, tp, origin)
     errors = _timestamp_errors(records, h, config, now_ms, 0)
     if errors:
@@ -178,13 +194,7 @@ def validate_leader(
     compact = config.compact and not h.is_control
     decoded = R.decode(records, h) if (recompress or compact) else None
     if compact:
-        errors = [
-            (i, f"Compacted topic cannot accept message without key in topic partition {tp}.")
-            for i, r in enumerate(decoded)
-            if r.key is None
-        ]
-        if errors:
-            _raise_record_errors(errors, timestamps=False)
+        _require_keys(decoded, tp)
     if recompress:
         buf = R.build(
             decoded,
@@ -195,12 +205,7 @@ def validate_leader(
             base_sequence=h.base_sequence,
         )
         h = B.BatchHeader(buf, 0)
-        if h.size > config.max_message_bytes:
-            raise StorageError(
-                ErrorCode.message_too_large,
-                f"Message batch size is {h.size} bytes in append to partition {tp} which "
-                f"exceeds the maximum configured size of {config.max_message_bytes}.",
-            )
+        _check_size(h.size, config, tp)
     else:
         buf = bytearray(records)
     return _assign(buf, h, config, next_offset, leader_epoch, now_ms)
@@ -225,12 +230,8 @@ def _assign(buf: bytearray, h, config, next_offset, leader_epoch, now_ms) -> Val
 def _convert_legacy(records, config, next_offset, leader_epoch, now_ms, tp) -> Validated:
     """Kafka 3.x `LogValidator.convertAndAssignOffsets*`: magic 0/1 -> one v2 batch."""
     messages, source_codec, _ = R.decode_legacy(records)
-    if len(records) > config.max_message_bytes and source_codec:
-        raise StorageError(
-            ErrorCode.message_too_large,
-            f"The record batch size in the append to {tp} is {len(records)} bytes which exceeds "
-            f"the maximum configured value of {config.max_message_bytes}.",
-        )
+    if source_codec:
+        _check_size(len(records), config, tp)
     low, high = now_ms - config.timestamp_before_max_ms, now_ms + config.timestamp_after_max_ms
     if config.message_timestamp_type == "CreateTime":
         errors = [
@@ -242,25 +243,14 @@ def _convert_legacy(records, config, next_offset, leader_epoch, now_ms, tp) -> V
         if errors:
             _raise_record_errors(errors, timestamps=True)
     if config.compact:
-        errors = [
-            (i, f"Compacted topic cannot accept message without key in topic partition {tp}.")
-            for i, m in enumerate(messages)
-            if m.key is None
-        ]
-        if errors:
-            _raise_record_errors(errors, timestamps=False)
+        _require_keys(messages, tp)
     target = config.compression_type
     codec = source_codec if target == "producer" else B.CODEC_IDS[target]
     buf = R.build(
         [R.Record(i, m.timestamp, m.key, m.value, []) for i, m in enumerate(messages)], codec
     )
     h = B.BatchHeader(buf, 0)
-    if h.size > config.max_message_bytes:
-        raise StorageError(
-            ErrorCode.message_too_large,
-            f"Message batch size is {h.size} bytes in append to partition {tp} which exceeds "
-            f"the maximum configured size of {config.max_message_bytes}.",
-        )
+    _check_size(h.size, config, tp)
     return _assign(buf, h, config, next_offset, leader_epoch, now_ms)
 
 

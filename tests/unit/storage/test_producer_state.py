@@ -91,14 +91,6 @@ def test_truncation_rebuilds_state(make_log):
     assert not send(log, 2).duplicate
 
 
-def test_transactional_batches_hold_the_last_stable_offset(make_log):
-    log = make_log()
-    log.append_as_leader(v2(2, pid=9, epoch=0, seq=0, transactional=True), 0, now_ms())
-    send(log, 0)
-    log.high_watermark = 4
-    assert log.last_stable_offset == 0
-
-
 def test_idle_producers_expire(make_log):
     log = make_log()
     send(log, 0)
