@@ -16,6 +16,7 @@ from . import records as R
 from .store import FileStore, MemoryStore
 
 _SCAN_CHUNK = 4 * 1024 * 1024
+_INT32_MAX = 2147483647
 
 
 def file_name(base_offset: int) -> str:
@@ -96,7 +97,12 @@ class Segment:
         last = [self.base_offset - 1]
 
         def accept(buf, h: B.BatchHeader, position: int) -> bool:
-            if h.magic != 2 or h.base_offset <= last[0] or h.last_offset_delta < 0:
+            if (
+                h.magic != 2
+                or h.base_offset <= last[0]
+                or h.last_offset_delta < 0
+                or h.last_offset - self.base_offset > _INT32_MAX  # Kafka's relative offsets
+            ):
                 return False
             if check_crc and not h.crc_ok(buf):
                 return False
