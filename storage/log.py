@@ -22,6 +22,7 @@ from .validator import validate_follower, validate_leader
 
 MAX_TIMESTAMP = -3  # ListOffsets' "offset of the max timestamp" (KIP-734)
 _INT32_MAX = 2147483647
+_SNAPSHOTS = 3  # producer state snapshots kept (one per recent roll)
 
 
 @dataclass
@@ -57,6 +58,8 @@ class PartitionLog:
         self.recovery_point = 0
         self._high_watermark = 0
         self.closed = False
+        self.cleaned_up_to = -1  # the cleaner's checkpoint: offsets below it are compacted
+        self._snapshots: list[tuple[int, ProducerState]] = []  # (segment base, state below it)
         self._created_ms = _now_ms() if now_ms is None else now_ms
 
     # --- loading -------------------------------------------------------------------------
@@ -83,7 +86,7 @@ class PartitionLog:
                 seg = Segment(base, store, config.index_interval_bytes, store.mtime_ms() or 0)
                 next_base = bases[i + 1] if i + 1 < len(bases) else None
                 check = next_base is None or next_base > recovery_point
-                cut = seg.recover(check_crc=check, visit=log._update_producer)
+                cut = seg.recover(check_crc=check, visit=log._replay)
                 log._add_segment(seg)
                 if cut:
                     for later in bases[i + 1 :]:
@@ -111,15 +114,31 @@ class PartitionLog:
         self._bases.append(seg.base_offset)
 
     def _rebuild_producer_state(self) -> None:
-        """From the batch headers (Kafka starts from its latest snapshot; there is none here)."""
-        self.producers.clear()
+        """From the newest in-memory snapshot taken at a segment roll that is still below the
+        log end offset (Kafka keeps `.snapshot` files per segment), then the batches after it."""
+        while self._snapshots and self._snapshots[-1][0] > self.log_end_offset:
+            self._snapshots.pop()
+        base, state = self._snapshots[-1] if self._snapshots else (None, None)
+        if state is None:
+            self.producers.clear()
+        else:
+            self.producers = state.copy()
 
         def visit(buf, h, _position) -> bool:
             self._update_producer(buf, h)
             return True
 
         for seg in self.segments:
-            seg.scan(visit)
+            if base is None or seg.base_offset >= base:
+                seg.scan(visit)
+
+    def _replay(self, buf, h: B.BatchHeader) -> None:
+        """A batch read back on load: producer state, and any epoch newer than the cache's
+        (a lost or stale leader-epoch-checkpoint heals from the batches' leader epochs)."""
+        self._update_producer(buf, h)
+        latest = self.epochs.latest_epoch()
+        if h.leader_epoch >= 0 and (latest is None or h.leader_epoch > latest):
+            self.epochs.assign(h.leader_epoch, h.base_offset)
 
     def _update_producer(self, buf, h: B.BatchHeader) -> None:
         """`h.position` is relative to `buf`, which holds the whole batch."""
@@ -238,6 +257,7 @@ class PartitionLog:
         else:
             active.flush()
             self._add_segment(self._new_segment(base, now_ms))
+            self._snapshots = self._snapshots[-(_SNAPSHOTS - 1) :] + [(base, self.producers.copy())]
         return self.segments[-1]
 
     # --- reading -------------------------------------------------------------------------
@@ -330,6 +350,7 @@ class PartitionLog:
         self.epochs.clear()
         self.epochs.flush()
         self.producers.clear()
+        self._snapshots = []
 
     def advance_log_start_offset(self, offset: int) -> None:
         """DeleteRecords (Kafka's `maybeIncrementLogStartOffset`)."""

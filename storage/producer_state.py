@@ -130,6 +130,17 @@ class ProducerState:
         if h.is_transactional and entry.txn_first_offset is None:
             entry.txn_first_offset = h.base_offset
 
+    def copy(self) -> ProducerState:
+        """A snapshot (Kafka writes one per segment roll)."""
+        out = ProducerState(self.tp)
+        out.producers = {
+            pid: ProducerEntry(e.producer_id, e.epoch, deque(e.batches, maxlen=NUM_BATCHES_TO_RETAIN),
+                               e.last_timestamp, e.txn_first_offset)
+            for pid, e in self.producers.items()
+        }
+        out.aborted = list(self.aborted)
+        return out
+
     def first_unstable_offset(self) -> int | None:
         """Smallest first offset of an ongoing transaction (bounds the last stable offset)."""
         firsts = [e.txn_first_offset for e in self.producers.values() if e.txn_first_offset is not None]

@@ -179,3 +179,27 @@ def test_any_damage_to_the_tail_recovers_to_a_valid_prefix(tmp_path):
         log.close()
 
     damaged()
+
+
+def test_lost_epoch_checkpoint_heals_from_the_batches(tmp_path):
+    d = str(tmp_path / "t-0")
+    log = PartitionLog.load("t", 0, LogConfig(), d)
+    for epoch in (1, 1, 4, 6):
+        log.append_as_leader(v2(2), epoch, now_ms())
+    log.close()
+    with open(os.path.join(d, "leader-epoch-checkpoint"), "w") as f:
+        f.write("garbage\n")
+    log = PartitionLog.load("t", 0, LogConfig(), d)
+    assert log.epochs.entries() == [(1, 0), (4, 4), (6, 6)]
+    assert log.end_offset_for_epoch(5) == (4, 6)
+
+
+def test_truncation_uses_the_producer_snapshot_of_a_roll(make_log):
+    log = make_log(LogConfig(segment_bytes=len(v2(2, pid=1, epoch=0, seq=0)) * 2 + 1))
+    for i in range(6):
+        log.append_as_leader(v2(2, pid=1, epoch=0, seq=2 * i), 0, now_ms())
+    assert len(log.segments) == 3 and len(log._snapshots) == 2
+    log.truncate_to(9)
+    assert log.last_producer_state(1) == (0, 7, 7)
+    log.truncate_to(2)
+    assert log.last_producer_state(1) == (0, 1, 1) and log._snapshots == []

@@ -95,3 +95,25 @@ def test_manager_passes(tmp_path):
     lm = LogManager([str(tmp_path)])
     lm.load()
     assert lm.get("t", 0).log_start_offset == 15
+
+
+def test_compaction_keeps_an_empty_last_batch_per_producer(make_log):
+    log = one_batch_segments(make_log, cleanup_policy=frozenset({"compact"}))
+    now = now_ms()
+    log.append_as_leader(v2(2, pid=4, epoch=0, seq=0, keys=[b"a", b"b"]), 0, now)
+    log.roll(now)
+    log.append_as_leader(v2(2, keys=[b"a", b"b"]), 0, now)
+    log.roll(now)
+    log.append_as_leader(v2(1, keys=[b"z"]), 0, now)
+    log.high_watermark = 5
+    from storage import batch as B
+    from storage.cleaner import clean
+
+    assert clean(log, now) == 2
+    first = log.read(0, 10**6, 5, True)
+    h = B.BatchHeader(first)
+    assert (h.record_count, h.producer_id, h.last_offset, len(first)) == (0, 4, 1, B.HEADER_SIZE)
+    assert h.crc_ok(first) and records_of(first) == []
+    log.truncate_to(4)
+    assert log.last_producer_state(4) == (0, 1, 1)
+    assert log.append_as_leader(v2(2, pid=4, epoch=0, seq=0, keys=[b"a", b"b"]), 0, now).duplicate
