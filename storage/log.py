@@ -16,8 +16,7 @@ from .config import LogConfig
 from .epoch_cache import EpochCache
 from .errors import ErrorCode, OffsetOutOfRange, StorageError
 from .producer_state import ProducerState
-from .segment import Segment
-from .store import FileStore
+from .segment import Segment, open_segments
 from .validator import validate_follower, validate_leader
 
 MAX_TIMESTAMP = -3  # ListOffsets' "offset of the max timestamp" (KIP-734)
@@ -74,24 +73,8 @@ class PartitionLog:
         `LogLoader` does; rebuild indexes and producer state from the batch headers."""
         log = cls(topic, partition, config, directory, now_ms)
         if directory is not None:
-            bases = []
-            for name in os.listdir(directory):
-                if name.endswith((".cleaned", ".swap", ".deleted", ".tmp")):
-                    os.unlink(os.path.join(directory, name))
-                elif name.endswith(".log") and name[:-4].isdigit():
-                    bases.append(int(name[:-4]))
-            bases.sort()
-            for i, base in enumerate(bases):
-                store = FileStore(os.path.join(directory, f"{base:020d}.log"))
-                seg = Segment(base, store, config.index_interval_bytes, store.mtime_ms() or 0)
-                next_base = bases[i + 1] if i + 1 < len(bases) else None
-                check = next_base is None or next_base > recovery_point
-                cut = seg.recover(check_crc=check, visit=log._replay)
+            for seg in open_segments(directory, config.index_interval_bytes, recovery_point, log._replay):
                 log._add_segment(seg)
-                if cut:
-                    for later in bases[i + 1 :]:
-                        os.unlink(os.path.join(directory, f"{later:020d}.log"))
-                    break
         if not log.segments:
             start = max(log_start_offset, 0)
             log._add_segment(log._new_segment(start))

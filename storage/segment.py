@@ -249,3 +249,29 @@ class Segment:
 
     def delete(self) -> None:
         self.store.delete()
+
+
+def open_segments(directory: str, index_interval_bytes: int, recovery_point: int, visit) -> list[Segment]:
+    """The `.log` files of a partition directory, recovered in offset order (Kafka's
+    `LogLoader`): CRC checked past the recovery point; at the first torn or invalid batch the
+    segment is truncated and every later segment deleted. Leftovers of an interrupted cleaning
+    or deletion go. `visit(buf, header)` sees every batch kept."""
+    bases = []
+    for name in os.listdir(directory):
+        if name.endswith((".cleaned", ".swap", ".deleted", ".tmp")):
+            os.unlink(os.path.join(directory, name))
+        elif name.endswith(".log") and name[:-4].isdigit():
+            bases.append(int(name[:-4]))
+    bases.sort()
+    segments = []
+    for i, base in enumerate(bases):
+        store = FileStore(os.path.join(directory, file_name(base)))
+        seg = Segment(base, store, index_interval_bytes, store.mtime_ms() or 0)
+        next_base = bases[i + 1] if i + 1 < len(bases) else None
+        cut = seg.recover(check_crc=next_base is None or next_base > recovery_point, visit=visit)
+        segments.append(seg)
+        if cut:
+            for later in bases[i + 1 :]:
+                os.unlink(os.path.join(directory, file_name(later)))
+            break
+    return segments
