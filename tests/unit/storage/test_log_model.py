@@ -16,14 +16,20 @@ CONFIG = LogConfig(segment_bytes=1500, index_interval_bytes=300)
 
 
 class LogModel(RuleBasedStateMachine):
+    on_disk = True
+
     def __init__(self):
         super().__init__()
         self.dir = tempfile.mkdtemp()
-        self.log = PartitionLog.load("m", 0, CONFIG, self.dir + "/m-0")
+        self.log = PartitionLog.load("m", 0, CONFIG, self.path)
         self.model: list[tuple[int, bytes]] = []
         self.batches: list[tuple[int, int]] = []  # (first, last) offsets of each batch
         self.start = 0
         self.next = 0
+
+    @property
+    def path(self):
+        return self.dir + "/m-0" if self.on_disk else None
 
     def teardown(self):
         self.log.close()
@@ -61,11 +67,12 @@ class LogModel(RuleBasedStateMachine):
         self.log.advance_log_start_offset(target)
         self.start = max(self.start, target)
 
+    @precondition(lambda self: self.on_disk)
     @rule()
     def restart(self):
         start, recovery = self.log.log_start_offset, self.log.log_end_offset
         self.log.close()
-        self.log = PartitionLog.load("m", 0, CONFIG, self.dir + "/m-0", log_start_offset=start, recovery_point=recovery)
+        self.log = PartitionLog.load("m", 0, CONFIG, self.path, log_start_offset=start, recovery_point=recovery)
 
     @invariant()
     def reads_match(self):
@@ -80,5 +87,11 @@ class LogModel(RuleBasedStateMachine):
         assert got == [(o, v) for o, v in self.model if o >= self.start]
 
 
+class MemoryLogModel(LogModel):
+    on_disk = False
+
+
 TestLogModel = LogModel.TestCase
 TestLogModel.settings = settings(max_examples=40, stateful_step_count=25, deadline=None)
+TestMemoryLogModel = MemoryLogModel.TestCase
+TestMemoryLogModel.settings = settings(max_examples=25, stateful_step_count=25, deadline=None)
