@@ -98,7 +98,7 @@ class ProducerState:
                     f"offset {offset} in partition {self.tp}: {h.producer_epoch} (request epoch), "
                     f"{h.base_sequence} (seq. number), {entry.epoch} (current producer epoch)",
                 )
-        elif entry.batches and not _in_sequence(entry.last_seq, h.base_sequence):
+        elif not _in_sequence(entry.last_seq, h.base_sequence):
             raise StorageError(
                 ErrorCode.out_of_order_sequence_number,
                 f"Out of order sequence number for producer {h.producer_id} at offset {offset} "

@@ -36,6 +36,7 @@ class Segment:
         self._idx_offsets = array("q")  # base offset of an indexed batch
         self._idx_positions = array("q")
         self._idx_ts_before = array("q")  # max timestamp of every batch before that one
+        self._idx_ts_offset_before = array("q")  # the base offset of the batch holding it
         self._since_index = 0
 
     @classmethod
@@ -72,6 +73,7 @@ class Segment:
             self._idx_offsets.append(h.base_offset)
             self._idx_positions.append(position)
             self._idx_ts_before.append(self.max_timestamp)
+            self._idx_ts_offset_before.append(self.max_timestamp_batch_offset)
             self._since_index = 0
         self._since_index += h.size
         if self.first_batch_timestamp < 0:
@@ -85,6 +87,7 @@ class Segment:
         self._idx_offsets = array("q")
         self._idx_positions = array("q")
         self._idx_ts_before = array("q")
+        self._idx_ts_offset_before = array("q")
         self._since_index = 0
         self.next_offset = self.base_offset
         self.first_batch_timestamp = self.max_timestamp = self.max_timestamp_batch_offset = -1
@@ -232,13 +235,29 @@ class Segment:
 
     def truncate_to(self, offset: int) -> int:
         """Drop the batch holding `offset` and everything after (Kafka truncates whole
-        batches). Returns the bytes removed."""
+        batches). The index is cut at the last entry before the cut and the few batches from
+        there re-read. Returns the bytes removed."""
         h = self.find(offset)
         if h is None:
             return 0
         removed = self.store.size - h.position
         self.store.truncate(h.position)
-        self.recover(check_crc=False)
+        k = bisect_left(self._idx_positions, h.position) - 1  # entry to rescan from
+        if k <= 0:
+            self.recover(check_crc=False)
+            return removed
+        start = self._idx_positions[k]
+        self.max_timestamp = self._idx_ts_before[k]
+        self.max_timestamp_batch_offset = self._idx_ts_offset_before[k]
+        for arr in (self._idx_offsets, self._idx_positions, self._idx_ts_before, self._idx_ts_offset_before):
+            del arr[k:]
+        self._since_index = self.index_interval_bytes  # the first batch rescanned is indexed
+
+        def track(_buf, batch: B.BatchHeader, position: int) -> bool:
+            self._track(batch, position)
+            return True
+
+        self.scan(track, start)
         return removed
 
     def flush(self) -> None:
