@@ -202,3 +202,24 @@ def test_crc_valid_hostile_bodies_never_crash(data):
         validate(bytes(buf), config)
     except StorageError:
         pass
+
+
+@pytest.mark.parametrize(
+    "codec,compress",
+    [
+        (2, lambda b: __import__("cramjam").snappy.compress_raw(b)),  # librdkafka's raw snappy
+        (3, lambda b: __import__("cramjam").lz4.compress(b)),
+        (4, lambda b: __import__("cramjam").zstd.compress(b)),
+        (1, lambda b: __import__("gzip").compress(b)),
+    ],
+    ids=["snappy-raw", "lz4-frame", "zstd", "gzip"],
+)
+def test_other_encoders_are_read_on_compacted_and_recompressing_topics(codec, compress):
+    from tests.unit.storage.helpers import with_codec
+
+    plain = v2(4, 0, headers=[("x", b"y")])
+    data = with_codec(plain, codec, compress)
+    config = LogConfig(cleanup_policy=frozenset({"compact"}), compression_type="uncompressed")
+    out = validate(data, config)
+    assert records_of(bytes(out.buffer)) == records_of(plain)
+    assert B.BatchHeader(out.buffer).codec == 0
