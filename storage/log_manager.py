@@ -120,12 +120,14 @@ class LogManager:
     # --- checkpoints ---------------------------------------------------------------------
 
     def write_high_watermarks(self, hws: Mapping[tuple[str, int], int]) -> None:
-        """Kafka's `replication-offset-checkpoint`, one per log dir, for the partitions it holds."""
+        """Kafka's `replication-offset-checkpoint`, one per log dir, for every partition it
+        holds: the value given, else the log's own high watermark."""
+        merged = {tp: hws.get(tp, log.high_watermark) for tp, log in self.logs.items()}
         if self.in_memory:
-            self._memory_hws.update({tp: hw for tp, hw in hws.items() if tp in self.logs})
+            self._memory_hws = merged
             return
         for d in self.log_dirs:
-            mine = {tp: hw for tp, hw in hws.items() if self._dir_of.get(tp) == d}
+            mine = {tp: hw for tp, hw in merged.items() if self._dir_of.get(tp) == d}
             checkpoint.write_offsets(os.path.join(d, HIGH_WATERMARKS), mine)
 
     def read_high_watermarks(self) -> dict[tuple[str, int], int]:
@@ -141,8 +143,8 @@ class LogManager:
         offsets, high watermarks and epoch caches (Kafka's periodic checkpoint tasks)."""
         for log in self.logs.values():
             log.flush()
+        self.write_high_watermarks({})
         if self.in_memory:
-            self._memory_hws = {tp: log.high_watermark for tp, log in self.logs.items()}
             return
         for d in self.log_dirs:
             mine = {tp: log for tp, log in self.logs.items() if self._dir_of.get(tp) == d}
@@ -151,9 +153,6 @@ class LogManager:
             )
             checkpoint.write_offsets(
                 os.path.join(d, LOG_START_OFFSETS), {tp: log.log_start_offset for tp, log in mine.items()}
-            )
-            checkpoint.write_offsets(
-                os.path.join(d, HIGH_WATERMARKS), {tp: log.high_watermark for tp, log in mine.items()}
             )
 
     # --- background work (the caller schedules it) ---------------------------------------
