@@ -200,7 +200,8 @@ class PartitionLog:
                 f"exceeds the maximum configured segment size of {self.config.segment_bytes}.",
             )
         first = v.headers[0]
-        self._maybe_roll(v.size, first.base_offset, v.last_offset, now_ms)
+        max_timestamp = max(h.max_timestamp for h in v.headers)
+        self._maybe_roll(v.size, first.base_offset, v.last_offset, max_timestamp, now_ms)
         for h in v.headers:
             if h.leader_epoch >= 0:
                 self.epochs.assign(h.leader_epoch, h.base_offset)
@@ -211,17 +212,25 @@ class PartitionLog:
             self._update_producer(v.buffer, h)
         self.log_end_offset = v.last_offset + 1
 
-    def _maybe_roll(self, size: int, first_offset: int, last_offset: int, now_ms: int) -> None:
-        """Kafka's `UnifiedLog.maybeRoll`: full segment, segment.ms elapsed, or offsets that
-        would overflow the 32-bit relative offsets of the segment's index."""
+    def _maybe_roll(
+        self, size: int, first_offset: int, last_offset: int, max_timestamp: int, now_ms: int
+    ) -> None:
+        """Kafka's `UnifiedLog.maybeRoll` / `LogSegment.shouldRoll`: full segment; segment.ms
+        waited (the incoming batches' max timestamp minus the segment's first batch's, or wall
+        time since creation when there is none); or offsets that would overflow the 32-bit
+        relative offsets of the segment's index."""
         active = self.segments[-1]
         if active.empty:
             if active.base_offset != first_offset and first_offset > active.base_offset:
                 self._replace_empty_active(first_offset, now_ms)
             return
+        if active.first_batch_timestamp >= 0:
+            waited = max_timestamp - active.first_batch_timestamp
+        else:
+            waited = now_ms - active.created_ms
         if (
             active.size + size > self.config.segment_bytes
-            or now_ms - active.rolling_timestamp > self.config.segment_ms
+            or waited > self.config.segment_ms
             or last_offset - active.base_offset > _INT32_MAX
         ):
             self.roll(now_ms, first_offset)
@@ -237,8 +246,7 @@ class PartitionLog:
         active = self.segments[-1]
         if active.empty:
             self._replace_empty_active(base, now_ms or _now_ms())
-        else:
-            active.flush()
+        else:  # the old segment is fsynced by the next flush (Kafka flushes it asynchronously)
             self._add_segment(self._new_segment(base, now_ms))
             self._snapshots = self._snapshots[-(_SNAPSHOTS - 1) :] + [(base, self.producers.copy())]
         return self.segments[-1]

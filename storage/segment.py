@@ -54,11 +54,6 @@ class Segment:
     def empty(self) -> bool:
         return self.store.size == 0
 
-    @property
-    def rolling_timestamp(self) -> int:
-        """Kafka's `LogSegment.rollingBasedTimestamp`: first batch's max timestamp, else creation."""
-        return self.first_batch_timestamp if self.first_batch_timestamp >= 0 else self.created_ms
-
     # --- writing -------------------------------------------------------------------------
 
     def append(self, data, headers: list[B.BatchHeader]) -> None:

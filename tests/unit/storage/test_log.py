@@ -163,3 +163,14 @@ def test_log_append_time_info(make_log):
     info = log.append_as_leader(v2(2, 4, ts=1), 0, 123456)
     assert info.log_append_time == 123456
     assert [r[1] for r in records_of(log.read(0, 10**6, 2, True))] == [123456, 123456]
+
+
+def test_segment_ms_rolls_by_the_batches_timestamps(make_log):
+    """Kafka's shouldRoll: incoming max timestamp minus the segment's first batch's."""
+    log = make_log(LogConfig(segment_ms=1000))
+    old = now_ms() - 10**9
+    log.append_as_leader(v2(1, ts=old), 0, now_ms())
+    log.append_as_leader(v2(1, ts=old + 500), 0, now_ms())  # historical data: no roll
+    assert len(log.segments) == 1
+    log.append_as_leader(v2(1, ts=old + 1500), 0, now_ms())
+    assert [s.base_offset for s in log.segments] == [0, 2]
