@@ -17,6 +17,7 @@ from .epoch_cache import EpochCache
 from .errors import ErrorCode, OffsetOutOfRange, StorageError
 from .producer_state import ProducerState
 from .segment import Segment, open_segments
+from .store import fsync_and_close
 from .validator import validate_follower, validate_leader
 
 MAX_TIMESTAMP = -3  # ListOffsets' "offset of the max timestamp" (KIP-734)
@@ -172,15 +173,7 @@ class PartitionLog:
         )
 
     def append_as_follower(self, records: bytes) -> AppendInfo:
-        v = validate_follower(records, self.tp)
-        known = [h for h in v.headers if h.last_offset < self.log_end_offset]
-        if known:  # batches this replica already holds (a re-fetch): skip them
-            if len(known) == len(v.headers):
-                v.headers = []
-            else:
-                start = v.headers[len(known)].position
-                v.buffer = v.buffer[start:]
-                v.headers = _rebase(v.headers[len(known) :], start)
+        v = validate_follower(records, self.tp, self.log_end_offset)
         if not v.headers:
             return AppendInfo(-1, -1, -1, self.log_start_offset, 0)
         if v.headers[0].base_offset < self.log_end_offset:
@@ -370,12 +363,21 @@ class PartitionLog:
 
     # --- durability ----------------------------------------------------------------------
 
+    def begin_flush(self) -> tuple[list[int], int]:
+        """(duplicated descriptors of the segments written since the last flush, the log end
+        offset they cover): fsync and close them anywhere, even in another thread, then
+        `end_flush(offset)` here. Kafka flushes so, off the request path."""
+        fds = [fd for seg in self.segments if (fd := seg.store.dup_if_dirty()) is not None]
+        return fds, self.log_end_offset
+
+    def end_flush(self, recovery_point: int) -> None:
+        self.recovery_point = min(max(self.recovery_point, recovery_point), self.log_end_offset)
+
     def flush(self) -> None:
-        """fsync segments past the recovery point and move it to the log end offset."""
-        for seg in self.segments:
-            if seg.next_offset > self.recovery_point or seg is self.segments[-1]:
-                seg.flush()
-        self.recovery_point = self.log_end_offset
+        """fsync what was written and move the recovery point to the log end offset."""
+        fds, offset = self.begin_flush()
+        fsync_and_close(fds)
+        self.end_flush(offset)
         self.epochs.flush()
 
     def close(self) -> None:
@@ -393,9 +395,3 @@ class PartitionLog:
         self.closed = True
         if self.directory is not None:
             shutil.rmtree(self.directory, ignore_errors=True)
-
-
-def _rebase(headers: list[B.BatchHeader], start: int) -> list[B.BatchHeader]:
-    for h in headers:
-        h.position -= start
-    return headers

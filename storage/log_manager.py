@@ -19,6 +19,7 @@ from .cleaner import clean
 from .config import LogConfig
 from .log import PartitionLog
 from .retention import retention_pass
+from .store import fsync_and_close
 
 RECOVERY_POINTS = "recovery-point-offset-checkpoint"
 LOG_START_OFFSETS = "log-start-offset-checkpoint"
@@ -140,20 +141,30 @@ class LogManager:
 
     def checkpoint(self) -> None:
         """Flush every log (moving its recovery point) and write recovery points, log start
-        offsets, high watermarks and epoch caches (Kafka's periodic checkpoint tasks)."""
-        for log in self.logs.values():
-            log.flush()
-        self.write_high_watermarks({})
+        offsets and high watermarks (Kafka's periodic checkpoint tasks), all in this thread."""
+        job = self.begin_checkpoint()
+        job.run()
+        job.finish()
+
+    def begin_checkpoint(self) -> CheckpointJob:
+        """The same in three steps, so that the slow part can leave the caller's thread:
+        begin here, `job.run()` anywhere (fsyncs and file writes, touching no shared state),
+        then `job.finish()` here again (recovery points move)."""
+        flushes = [(log, *log.begin_flush()) for log in self.logs.values()]
+        files: list[tuple[str, dict]] = []
+        targets = {tp: log.log_end_offset for tp, log in self.logs.items()}
+        hws = {tp: log.high_watermark for tp, log in self.logs.items()}
         if self.in_memory:
-            return
-        for d in self.log_dirs:
-            mine = {tp: log for tp, log in self.logs.items() if self._dir_of.get(tp) == d}
-            checkpoint.write_offsets(
-                os.path.join(d, RECOVERY_POINTS), {tp: log.recovery_point for tp, log in mine.items()}
-            )
-            checkpoint.write_offsets(
-                os.path.join(d, LOG_START_OFFSETS), {tp: log.log_start_offset for tp, log in mine.items()}
-            )
+            self._memory_hws = hws
+        else:
+            for d in self.log_dirs:
+                mine = [tp for tp in self.logs if self._dir_of.get(tp) == d]
+                files += [
+                    (os.path.join(d, RECOVERY_POINTS), {tp: targets[tp] for tp in mine}),
+                    (os.path.join(d, LOG_START_OFFSETS), {tp: self.logs[tp].log_start_offset for tp in mine}),
+                    (os.path.join(d, HIGH_WATERMARKS), {tp: hws[tp] for tp in mine}),
+                ]
+        return CheckpointJob(flushes, files)
 
     # --- background work (the caller schedules it) ---------------------------------------
 
@@ -203,6 +214,29 @@ class LogManager:
         self.checkpoint()
         for log in self.logs.values():
             log.close()
+
+
+class CheckpointJob:
+    """One checkpoint: fsync the logs' new bytes, then write the checkpoint files."""
+
+    def __init__(self, flushes: list, files: list[tuple[str, dict]]):
+        self._flushes = flushes  # (log, duplicated descriptors, recovery point after them)
+        self._files = files
+        self._done = False
+
+    def run(self) -> None:
+        for _, fds, _ in self._flushes:
+            fsync_and_close(fds)
+        for path, offsets in self._files:
+            checkpoint.write_offsets(path, offsets)
+        self._done = True
+
+    def finish(self) -> None:
+        if not self._done:
+            return
+        for log, _, offset in self._flushes:
+            if not log.closed:
+                log.end_flush(offset)
 
 
 def _read_or_empty(path: str) -> dict[tuple[str, int], int]:

@@ -6,6 +6,15 @@ import os
 from collections import OrderedDict
 
 
+def fsync_and_close(fds: list[int]) -> None:
+    """fsync then close duplicated descriptors (from `FileStore.dup_if_dirty`)."""
+    for fd in fds:
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
 class MemoryStore:
     """Bytes in a bytearray: the in-memory mode's segments (same behaviour, no durability)."""
 
@@ -27,6 +36,9 @@ class MemoryStore:
 
     def flush(self) -> None:
         pass
+
+    def dup_if_dirty(self) -> int | None:
+        return None
 
     def close(self) -> None:
         pass
@@ -101,6 +113,13 @@ class FileStore:
         if self._dirty:
             os.fsync(self._descriptor())
             self._dirty = False
+
+    def dup_if_dirty(self) -> int | None:
+        """A descriptor of its own (safe from eviction) to fsync what was written, or None."""
+        if not self._dirty:
+            return None
+        self._dirty = False
+        return os.dup(self._descriptor())
 
     def close(self) -> None:
         FileStore._open.pop(self, None)

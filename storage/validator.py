@@ -254,10 +254,20 @@ def _convert_legacy(records, config, next_offset, leader_epoch, now_ms, tp) -> V
     return _assign(buf, h, config, next_offset, leader_epoch, now_ms)
 
 
-def validate_follower(records: bytes, tp: str) -> Validated:
+def validate_follower(records: bytes, tp: str, log_end_offset: int = 0) -> Validated:
     """A leader's batches as fetched: offsets kept, CRC checked, trailing partial batch dropped
-    (Kafka's `appendAsFollower` through `analyzeAndValidateRecords`)."""
+    (Kafka's `appendAsFollower` through `analyzeAndValidateRecords`); batches wholly below
+    log_end_offset (a re-fetch) are left out."""
     headers = split(records, strict=False)
+    known = 0
+    while known < len(headers) and headers[known].last_offset < log_end_offset:
+        known += 1
+    if known:
+        start = headers[known].position if known < len(headers) else len(records)
+        records = records[start:]
+        headers = headers[known:]
+        for h in headers:
+            h.position -= start
     for h in headers:
         check_batch(records, h, tp, "replication")
     for prev, h in zip(headers, headers[1:]):

@@ -123,6 +123,10 @@ def test_follower_append_keeps_leader_offsets(make_log):
     assert follower.log_end_offset == 30 and follower.latest_epoch() == 4
     assert follower.append_as_follower(data).record_count == 0  # a re-fetch adds nothing
     assert follower.read(0, 10**6, 30, True) == data
+    follower.truncate_to(10)
+    info = follower.append_as_follower(data)  # overlapping: only 10-29 are new
+    assert (info.first_offset, info.last_offset) == (10, 29)
+    assert follower.read(0, 10**6, 30, True) == data
 
 
 def test_follower_append_with_gap_after_compaction(make_log):

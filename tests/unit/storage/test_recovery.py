@@ -203,3 +203,25 @@ def test_truncation_uses_the_producer_snapshot_of_a_roll(make_log):
     assert log.last_producer_state(1) == (0, 7, 7)
     log.truncate_to(2)
     assert log.last_producer_state(1) == (0, 1, 1) and log._snapshots == []
+
+
+def test_checkpoint_fsyncs_in_another_thread(tmp_path):
+    import threading
+
+    lm = LogManager([str(tmp_path)])
+    lm.load()
+    log = lm.get_or_create("t", 0, LogConfig(segment_bytes=len(v2(2)) + 1))
+    for _ in range(3):
+        log.append_as_leader(v2(2), 0, now_ms())
+    job = lm.begin_checkpoint()
+    worker = threading.Thread(target=job.run)
+    worker.start()
+    for _ in range(3):  # appends and rolls go on meanwhile
+        log.append_as_leader(v2(2), 0, now_ms())
+    worker.join(10)
+    job.finish()
+    assert log.recovery_point == 6
+    assert checkpoint.read_offsets(str(tmp_path / "recovery-point-offset-checkpoint")) == {("t", 0): 6}
+    lm.checkpoint()
+    assert log.recovery_point == 12
+    lm.close()
