@@ -7,21 +7,23 @@ from __future__ import annotations
 import os
 import shutil
 import time
+import uuid
 from bisect import bisect_right
 from dataclasses import dataclass
 
 from . import batch as B
 from . import records as R
+from .checkpoint import read_partition_metadata, write_partition_metadata
 from .config import LogConfig
 from .epoch_cache import EpochCache
 from .errors import ErrorCode, OffsetOutOfRange, StorageError
 from .producer_state import ProducerState
+from .retention import delete_below_log_start
 from .segment import Segment, open_segments
 from .store import fsync_and_close
 from .validator import validate_follower, validate_leader
 
 MAX_TIMESTAMP = -3  # ListOffsets' "offset of the max timestamp" (KIP-734)
-_INT32_MAX = 2147483647
 _SNAPSHOTS = 3  # producer state snapshots kept (one per recent roll)
 
 
@@ -50,6 +52,7 @@ class PartitionLog:
         if directory is not None:
             os.makedirs(directory, exist_ok=True)
         self.epochs = EpochCache(directory)
+        self._topic_id = None if directory is None else read_partition_metadata(directory)
         self.producers = ProducerState(self.tp)
         self.segments: list[Segment] = []
         self._bases: list[int] = []
@@ -130,6 +133,17 @@ class PartitionLog:
             self.producers.update(h, R.control_type(buf, h) if h.is_control else None)
 
     # --- offsets -------------------------------------------------------------------------
+
+    @property
+    def topic_id(self) -> uuid.UUID | None:
+        """The topic id recorded in `partition.metadata` (Kafka's `PartitionMetadataFile`)."""
+        return self._topic_id
+
+    @topic_id.setter
+    def topic_id(self, value: uuid.UUID) -> None:
+        self._topic_id = value
+        if self.directory is not None:
+            write_partition_metadata(self.directory, value)
 
     @property
     def high_watermark(self) -> int:
@@ -224,7 +238,7 @@ class PartitionLog:
         if (
             active.size + size > self.config.segment_bytes
             or waited > self.config.segment_ms
-            or last_offset - active.base_offset > _INT32_MAX
+            or last_offset - active.base_offset > B.INT32_MAX
         ):
             self.roll(now_ms, first_offset)
 
@@ -348,18 +362,7 @@ class PartitionLog:
         self.log_start_offset = offset
         self.epochs.truncate_from_start(offset)
         self.epochs.flush()
-        self.delete_segments_before(offset)
-
-    def delete_segments_before(self, offset: int) -> int:
-        """Delete the oldest segments whose every offset is below `offset` (never the active)."""
-        n = 0
-        while len(self.segments) > 1 and self.segments[1].base_offset <= offset:
-            self.segments.pop(0).delete()
-            self._bases.pop(0)
-            n += 1
-        if n:
-            self.log_start_offset = max(self.log_start_offset, self.segments[0].base_offset)
-        return n
+        delete_below_log_start(self)
 
     # --- durability ----------------------------------------------------------------------
 

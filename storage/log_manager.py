@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import time
+import uuid
 from collections.abc import Mapping
 
 from . import checkpoint
@@ -83,24 +84,32 @@ class LogManager:
     def get(self, topic: str, partition: int) -> PartitionLog | None:
         return self.logs.get((topic, partition))
 
-    def get_or_create(self, topic: str, partition: int, config: LogConfig) -> PartitionLog:
+    def get_or_create(
+        self, topic: str, partition: int, config: LogConfig, topic_id: uuid.UUID | None = None
+    ) -> PartitionLog:
         """The partition's log with `config` applied, created empty (in the log dir holding
-        the fewest partitions, as Kafka's `nextLogDirs`) when there is none."""
+        the fewest partitions, as Kafka's `nextLogDirs`) when there is none. With `topic_id`,
+        a log left by an earlier topic of the same name (its `partition.metadata` names
+        another id, KIP-516) is deleted and replaced by an empty one."""
         tp = (topic, partition)
         log = self.logs.get(tp)
+        if log is not None and topic_id is not None and log.topic_id not in (None, topic_id):
+            self.delete(topic, partition)
+            log = None
         if log is not None:
             log.config = config
-            return log
-        if self.in_memory:
-            log = PartitionLog.load(topic, partition, config, None)
+        elif self.in_memory:
+            log = self.logs[tp] = PartitionLog.load(topic, partition, config, None)
         else:
             counts = {d: 0 for d in self.log_dirs}
             for owner in self._dir_of.values():
                 counts[owner] = counts.get(owner, 0) + 1
             d = min(self.log_dirs, key=lambda x: counts.get(x, 0))
-            log = PartitionLog.load(topic, partition, config, os.path.join(d, f"{topic}-{partition}"))
+            path = os.path.join(d, f"{topic}-{partition}")
+            log = self.logs[tp] = PartitionLog.load(topic, partition, config, path)
             self._dir_of[tp] = d
-        self.logs[tp] = log
+        if topic_id is not None and log.topic_id is None:
+            log.topic_id = topic_id
         return log
 
     def delete(self, topic: str, partition: int) -> None:

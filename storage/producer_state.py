@@ -18,7 +18,6 @@ from . import batch as B
 from .errors import ErrorCode, StorageError
 
 NUM_BATCHES_TO_RETAIN = 5
-INT32_MAX = 2147483647
 
 
 @dataclass(slots=True)
@@ -64,7 +63,7 @@ class AbortedTxn:
 
 
 def _in_sequence(last_seq: int, next_seq: int) -> bool:
-    return next_seq == last_seq + 1 or (next_seq == 0 and last_seq == INT32_MAX)
+    return next_seq == last_seq + 1 or (next_seq == 0 and last_seq == B.INT32_MAX)
 
 
 class ProducerState:

@@ -16,7 +16,6 @@ from . import records as R
 from .store import FileStore, MemoryStore
 
 _SCAN_CHUNK = 4 * 1024 * 1024
-_INT32_MAX = 2147483647
 
 
 def file_name(base_offset: int) -> str:
@@ -99,7 +98,7 @@ class Segment:
                 h.magic != 2
                 or h.base_offset <= last[0]
                 or h.last_offset_delta < 0
-                or h.last_offset - self.base_offset > _INT32_MAX  # Kafka's relative offsets
+                or h.last_offset - self.base_offset > B.INT32_MAX  # Kafka's relative offsets
             ):
                 return False
             if check_crc and not h.crc_ok(buf):

@@ -225,3 +225,22 @@ def test_checkpoint_fsyncs_in_another_thread(tmp_path):
     lm.checkpoint()
     assert log.recovery_point == 12
     lm.close()
+
+
+def test_partition_metadata_replaces_a_log_of_an_earlier_topic(tmp_path):
+    import uuid
+
+    old, new = uuid.uuid4(), uuid.uuid4()
+    lm = LogManager([str(tmp_path)])
+    lm.load()
+    lm.get_or_create("t", 0, LogConfig(), topic_id=old).append_as_leader(v2(3), 0, now_ms())
+    text = (tmp_path / "t-0" / "partition.metadata").read_text()
+    assert text.startswith("version: 0\ntopic_id: ") and "=" not in text
+    lm.close()
+    lm = LogManager([str(tmp_path)])
+    lm.load()
+    assert lm.get("t", 0).topic_id == old
+    assert lm.get_or_create("t", 0, LogConfig(), topic_id=old).log_end_offset == 3
+    log = lm.get_or_create("t", 0, LogConfig(), topic_id=new)  # deleted and recreated meanwhile
+    assert (log.log_end_offset, log.topic_id) == (0, new)
+    lm.close()
