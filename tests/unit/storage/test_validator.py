@@ -185,6 +185,10 @@ def test_hostile_bytes_never_crash(noise, codec, compact):
             validate(data, config)
         except StorageError:
             pass
+        try:
+            validate_follower(data, "t-0", 0)
+        except StorageError:
+            pass
 
 
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
