@@ -56,11 +56,10 @@ class PartitionLog:
         self.producers = ProducerState(self.tp)
         self.segments: list[Segment] = []
         self._bases: list[int] = []
-        self.log_start_offset = 0
-        self.log_end_offset = 0
-        self.recovery_point = 0
+        self.log_start_offset = self.log_end_offset = self.recovery_point = 0
         self._high_watermark = 0
         self.closed = False
+        self.configured = True  # False while LogManager.load's default config stands in
         self.cleaned_up_to = -1  # the cleaner's checkpoint: offsets below it are compacted
         self._snapshots: list[tuple[int, ProducerState]] = []  # (segment base, state below it)
         self._created_ms = _now_ms() if now_ms is None else now_ms

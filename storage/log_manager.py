@@ -55,7 +55,8 @@ class LogManager:
     def load(self) -> None:
         """Open every `<topic>-<partition>` directory of every log dir, recovering each log
         from its recovery point (a torn or corrupt tail is truncated). Logs open with Kafka's
-        default config; `get_or_create` gives each its topic's config."""
+        default config and no retention or cleaning until `get_or_create` gives each its
+        topic's config (a topic with infinite retention must not lose data meanwhile)."""
         if self.in_memory:
             return
         for d in self.log_dirs:
@@ -78,6 +79,7 @@ class LogManager:
                     log_start_offset=starts.get(tp, 0), recovery_point=recovery.get(tp, 0),
                 )
                 log.high_watermark = hws.get(tp, 0)
+                log.configured = False  # no retention or cleaning until its topic config comes
                 self.logs[tp] = log
                 self._dir_of[tp] = d
 
@@ -98,6 +100,7 @@ class LogManager:
             log = None
         if log is not None:
             log.config = config
+            log.configured = True
         elif self.in_memory:
             log = self.logs[tp] = PartitionLog.load(topic, partition, config, None)
         else:
@@ -183,12 +186,12 @@ class LogManager:
         now = _now_ms() if now_ms is None else now_ms
         for log in self.logs.values():
             log.producers.expire(now, self.producer_id_expiration_ms)
-        return sum(retention_pass(log, now) for log in list(self.logs.values()))
+        return sum(retention_pass(log, now) for log in list(self.logs.values()) if log.configured)
 
     def cleaner_pass(self, now_ms: int | None = None) -> int:
         """Compact every cleanup.policy=compact log once; returns the records removed."""
         now = _now_ms() if now_ms is None else now_ms
-        return sum(clean(log, now) for log in list(self.logs.values()))
+        return sum(clean(log, now) for log in list(self.logs.values()) if log.configured)
 
     # --- meta.properties -----------------------------------------------------------------
 

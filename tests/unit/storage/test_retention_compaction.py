@@ -91,10 +91,16 @@ def test_manager_passes(tmp_path):
     log.high_watermark = 15
     assert lm.retention_pass(now_ms()) == 3
     assert lm.cleaner_pass(now_ms()) == 0
+    for _ in range(2):
+        log.append_as_leader(v2(5, ts=1), 0, now_ms())
+    log.high_watermark = 25
     lm.close()
     lm = LogManager([str(tmp_path)])
     lm.load()
     assert lm.get("t", 0).log_start_offset == 15
+    assert lm.retention_pass(now_ms()) == 0  # no topic config yet: nothing is deleted
+    lm.get_or_create("t", 0, config)
+    assert lm.retention_pass(now_ms()) == 2
 
 
 def test_compaction_keeps_an_empty_last_batch_per_producer(make_log):
