@@ -1,5 +1,6 @@
-"""Log compaction for cleanup.policy=compact (Kafka's `LogCleaner`, simplified): below the
-first uncleanable offset (the active segment, the last stable offset, min.compaction.lag.ms)
+"""Log compaction for cleanup.policy=compact (Kafka's `LogCleaner`, simplified): once the
+dirty share of the cleanable range reaches min.cleanable.dirty.ratio, below the first
+uncleanable offset (the active segment, the last stable offset, min.compaction.lag.ms)
 keep the latest record per key; tombstones go once older than delete.retention.ms; records
 keep their offsets; batches keep codec, producer fields and their last offset."""
 
@@ -28,8 +29,10 @@ def clean(log, now_ms: int) -> int:
     if not log.config.compact:
         return 0
     segments = _cleanable(log, now_ms)
-    if not segments or segments[-1].next_offset <= log.cleaned_up_to:
-        return 0
+    total = sum(seg.size for seg in segments)
+    dirty = sum(seg.size for seg in segments if seg.next_offset > log.cleaned_up_to)
+    if not dirty or dirty < total * log.config.min_cleanable_dirty_ratio:
+        return 0  # Kafka's min.cleanable.dirty.ratio: not worth a pass yet
     latest: dict[bytes, int] = {}
     for seg in segments:
         for h in seg.headers_from(0):

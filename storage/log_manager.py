@@ -15,9 +15,12 @@ import time
 import uuid
 from collections.abc import Mapping
 
+import structlog
+
 from . import checkpoint
 from .cleaner import clean
 from .config import LogConfig
+from .errors import StorageError
 from .log import PartitionLog
 from .retention import retention_pass
 from .store import fsync_and_close
@@ -26,6 +29,7 @@ RECOVERY_POINTS = "recovery-point-offset-checkpoint"
 LOG_START_OFFSETS = "log-start-offset-checkpoint"
 HIGH_WATERMARKS = "replication-offset-checkpoint"
 META = "meta.properties"
+_log = structlog.get_logger("storage")
 _DIR = re.compile(r"^(.+)-(\d+)$")
 
 
@@ -191,7 +195,15 @@ class LogManager:
     def cleaner_pass(self, now_ms: int | None = None) -> int:
         """Compact every cleanup.policy=compact log once; returns the records removed."""
         now = _now_ms() if now_ms is None else now_ms
-        return sum(clean(log, now) for log in list(self.logs.values()) if log.configured)
+        removed = 0
+        for log in list(self.logs.values()):
+            if not log.configured:
+                continue
+            try:
+                removed += clean(log, now)
+            except StorageError as exc:  # a batch that no longer decodes: leave the log as is
+                _log.error("log cleaner skipped a partition", partition=log.tp, error=str(exc))
+        return removed
 
     # --- meta.properties -----------------------------------------------------------------
 

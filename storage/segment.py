@@ -11,11 +11,14 @@ import os
 from array import array
 from bisect import bisect_left, bisect_right
 
+import structlog
+
 from . import batch as B
 from . import records as R
 from .store import FileStore, MemoryStore
 
 _SCAN_CHUNK = 4 * 1024 * 1024
+_log = structlog.get_logger("storage")
 
 
 def file_name(base_offset: int) -> str:
@@ -286,5 +289,10 @@ def open_segments(directory: str, index_interval_bytes: int, recovery_point: int
         if cut:
             for later in bases[i + 1 :]:
                 os.unlink(os.path.join(directory, file_name(later)))
+            _log.warning(
+                "log recovery truncated a torn or corrupt tail", directory=directory,
+                segment=file_name(base), bytes_truncated=cut, next_offset=seg.next_offset,
+                segments_deleted=len(bases) - i - 1,
+            )
             break
     return segments

@@ -123,3 +123,21 @@ def test_compaction_keeps_an_empty_last_batch_per_producer(make_log):
     log.truncate_to(4)
     assert log.last_producer_state(4) == (0, 1, 1)
     assert log.append_as_leader(v2(2, pid=4, epoch=0, seq=0, keys=[b"a", b"b"]), 0, now).duplicate
+
+
+def test_cleaning_waits_for_the_dirty_ratio(make_log):
+    log = one_batch_segments(make_log, cleanup_policy=frozenset({"compact"}))
+    now = now_ms()
+    keys = [[f"k{j}-{i}".encode() for i in range(5)] for j in range(4)]
+    for j in range(4):
+        log.append_as_leader(v2(5, keys=keys[j]), 0, now)
+    log.high_watermark = log.log_end_offset
+    from storage.cleaner import clean
+
+    assert clean(log, now) == 0 and log.cleaned_up_to == 15  # 0-14 cleaned, nothing to drop
+    log.append_as_leader(v2(5, keys=keys[0]), 0, now)  # supersedes offsets 0-4
+    log.roll(now)
+    log.high_watermark = log.log_end_offset
+    assert clean(log, now) == 0  # dirty 15-24 is 2 of 5 segments: under 0.5
+    log.config = LogConfig(cleanup_policy=frozenset({"compact"}), min_cleanable_dirty_ratio=0.3)
+    assert clean(log, now) == 5
