@@ -126,9 +126,9 @@ def test_compaction_keeps_an_empty_last_batch_per_producer(make_log):
 
 
 def test_cleaning_waits_for_the_dirty_ratio(make_log):
-    log = one_batch_segments(make_log, cleanup_policy=frozenset({"compact"}))
-    now = now_ms()
     keys = [[f"k{j}-{i}".encode() for i in range(5)] for j in range(4)]
+    log = make_log(LogConfig(segment_bytes=len(v2(5, keys=keys[0])) + 1, cleanup_policy=frozenset({"compact"})))
+    now = now_ms()
     for j in range(4):
         log.append_as_leader(v2(5, keys=keys[j]), 0, now)
     log.high_watermark = log.log_end_offset
