@@ -36,7 +36,8 @@ NO_PRODUCER_ID = -1
 NO_SEQUENCE = -1
 NO_TIMESTAMP = -1
 
-_LEN = struct.Struct(">qi")
+LENGTH = _LEN = struct.Struct(">qi")  # base offset, batch length
+DELTA = struct.Struct(">i")  # last offset delta, at byte 23
 _Q = struct.Struct(">q")
 _I = struct.Struct(">i")
 _CRC = struct.Struct(">I")

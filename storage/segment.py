@@ -180,13 +180,17 @@ class Segment:
         data = self.store.read(pos, window) if window >= first.size else b""
         if not data:
             return self.store.read(pos, first.size) if min_one_batch else b""
-        end = 0
-        while len(data) - end >= B.HEADER_SIZE:
-            h = B.BatchHeader(data, end)
-            if end + h.size > len(data) or h.last_offset >= max_offset:
+        if pos + len(data) == self.store.size and self.next_offset <= max_offset:
+            return data  # the rest of the segment, all below max_offset: whole batches
+        end, n = 0, len(data)
+        unpack_len, unpack_delta = B.LENGTH.unpack_from, B.DELTA.unpack_from
+        while n - end >= B.HEADER_SIZE:
+            base, length = unpack_len(data, end)
+            size = length + B.LOG_OVERHEAD
+            if end + size > n or base + unpack_delta(data, end + 23)[0] >= max_offset:
                 break
-            end += h.size
-        return data if end == len(data) else data[:end]
+            end += size
+        return data if end == n else data[:end]
 
     def find_timestamp(self, timestamp: int) -> B.BatchHeader | None:
         """First batch whose max timestamp >= timestamp."""

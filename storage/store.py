@@ -29,7 +29,8 @@ class MemoryStore:
         self._buf += data
 
     def read(self, position: int, n: int) -> bytes:
-        return bytes(self._buf[position : position + n])
+        with memoryview(self._buf) as view, view[position : position + n] as part:
+            return bytes(part)  # one copy (a bytearray slice would make two)
 
     def truncate(self, size: int) -> None:
         del self._buf[size:]
