@@ -44,10 +44,7 @@ def _now_ms() -> int:
 class PartitionLog:
     def __init__(self, topic: str, partition: int, config: LogConfig, directory: str | None, now_ms: int | None = None):
         """An empty log; `load` opens an existing directory. directory None = in memory."""
-        self.topic = topic
-        self.partition = partition
-        self.config = config
-        self.directory = directory
+        self.topic, self.partition, self.config, self.directory = topic, partition, config, directory
         self.tp = f"{topic}-{partition}"
         if directory is not None:
             os.makedirs(directory, exist_ok=True)
@@ -199,24 +196,26 @@ class PartitionLog:
         return AppendInfo(v.first_offset, v.last_offset, -1, self.log_start_offset, v.record_count)
 
     def _write(self, v, now_ms: int) -> None:
-        if v.size > self.config.segment_bytes:
+        headers, size = v.headers, len(v.buffer)
+        if size > self.config.segment_bytes:
             raise StorageError(
                 ErrorCode.record_list_too_large,
-                f"Message batch size is {v.size} bytes in append to partition {self.tp} which "
+                f"Message batch size is {size} bytes in append to partition {self.tp} which "
                 f"exceeds the maximum configured segment size of {self.config.segment_bytes}.",
             )
-        first = v.headers[0]
-        max_timestamp = max(h.max_timestamp for h in v.headers)
-        self._maybe_roll(v.size, first.base_offset, v.last_offset, max_timestamp, now_ms)
-        for h in v.headers:
-            if h.leader_epoch >= 0:
+        first, last = headers[0], headers[-1].last_offset
+        self._maybe_roll(size, first.base_offset, last, max(h.max_timestamp for h in headers), now_ms)
+        latest = self.epochs.latest_epoch()
+        for h in headers:
+            if h.leader_epoch >= 0 and h.leader_epoch != latest:
                 self.epochs.assign(h.leader_epoch, h.base_offset)
+                latest = h.leader_epoch
         if self.epochs.dirty:  # a new epoch: Kafka writes its checkpoint at once
             self.epochs.flush()
-        self.segments[-1].append(v.buffer, v.headers)
-        for h in v.headers:
+        self.segments[-1].append(v.buffer, headers)
+        for h in headers:
             self._update_producer(v.buffer, h)
-        self.log_end_offset = v.last_offset + 1
+        self.log_end_offset = last + 1
 
     def _maybe_roll(
         self, size: int, first_offset: int, last_offset: int, max_timestamp: int, now_ms: int

@@ -21,7 +21,7 @@ from . import checkpoint
 from .cleaner import clean
 from .config import LogConfig
 from .errors import StorageError
-from .log import PartitionLog
+from .log import PartitionLog, _now_ms
 from .retention import retention_pass
 from .store import fsync_and_close
 
@@ -31,10 +31,6 @@ HIGH_WATERMARKS = "replication-offset-checkpoint"
 META = "meta.properties"
 _log = structlog.get_logger("storage")
 _DIR = re.compile(r"^(.+)-(\d+)$")
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 class LogManager:
