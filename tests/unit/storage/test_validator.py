@@ -227,3 +227,19 @@ def test_other_encoders_are_read_on_compacted_and_recompressing_topics(codec, co
     out = validate(data, config)
     assert records_of(bytes(out.buffer)) == records_of(plain)
     assert B.BatchHeader(out.buffer).codec == 0
+
+
+@pytest.mark.parametrize("magic,codec", [(0, 0), (0, 1), (1, 0), (1, 1), (2, 0), (2, 1)])
+def test_kafka_python_batches(magic, codec):
+    """kafka-python's builders (its gzip; its other codecs need libraries not installed)."""
+    from kafka.record.memory_records import MemoryRecordsBuilder
+
+    b = MemoryRecordsBuilder(magic, codec, 2**31 - 1)
+    ts = now_ms()
+    for i in range(3):
+        b.append(ts + i, f"k{i}".encode(), f"v{i}".encode() * 50, [] if magic == 2 else None)
+    b.close()
+    out = validate(bytes(b.buffer()), offset=40)
+    recs = records_of(bytes(out.buffer))
+    assert [(r[0], r[2], r[3]) for r in recs] == [(40 + i, f"k{i}".encode(), f"v{i}".encode() * 50) for i in range(3)]
+    assert B.BatchHeader(out.buffer).codec == codec
