@@ -39,11 +39,11 @@ def run(directory: str | None, codec: int, per_batch: int, seconds: float) -> tu
     started = time.perf_counter()
     deadline = started + seconds
     while time.perf_counter() < deadline:
+        if log.size_bytes > 128 * 1024 * 1024:
+            log.truncate_fully_and_start_at(log.log_end_offset)
         for _ in range(50):
             log.append_as_leader(data, 1, int(time.time() * 1000))
             records += per_batch
-        if log.size_bytes > 128 * 1024 * 1024:
-            log.truncate_fully_and_start_at(log.log_end_offset)
     appended = records / (time.perf_counter() - started)
     offset, read = log.log_start_offset, 0
     started = time.perf_counter()
