@@ -100,11 +100,12 @@ def check_batch(buf, h: B.BatchHeader, tp: str, origin: str) -> None:
     if origin != "client":
         return
     if h.is_control:
-        raise _invalid("Clients are not allowed to write control records")
+        raise _invalid(f"Clients are not allowed to write control records in topic partition {tp}")
     if h.has_producer_id and h.base_sequence < 0:
-        raise _invalid(f"Invalid sequence number {h.base_sequence} in record batch with producerId {h.producer_id}")
-    if h.is_transactional and not h.has_producer_id:
-        raise _invalid("Transactional records must have a producer id")
+        raise _invalid(
+            f"Invalid sequence number {h.base_sequence} in record batch with producerId "
+            f"{h.producer_id} in topic partition {tp}"
+        )
 
 
 def _timestamp_errors(
@@ -112,7 +113,13 @@ def _timestamp_errors(
 ) -> list[tuple[int, str | None]]:
     """Per-record INVALID_TIMESTAMP errors (decodes only once the header shows a bad bound)."""
     low, high = now_ms - config.timestamp_before_max_ms, now_ms + config.timestamp_after_max_ms
-    if h.log_append_time:
+    if h.log_append_time:  # only a broker may set it (Kafka's validateTimestamp)
+        return [
+            (index_base + i, f"Invalid timestamp type in message with offset {h.base_offset + i}. "
+                             "Producer should not set timestamp type to LogAppendTime.")
+            for i in range(h.record_count)
+        ]
+    if config.message_timestamp_type == "LogAppendTime":
         return []
 
     def bad(ts: int) -> bool:
@@ -184,6 +191,10 @@ def validate_leader(
     if len(headers) != 1:
         raise _invalid("Compressed outer record has more than one batch")
     h = headers[0]
+    if origin == "client" and h.base_offset != 0:  # Kafka 3.x analyzeAndValidateRecords
+        raise _invalid(
+            f"The baseOffset of the record batch in the append to {tp} should be 0, but it is {h.base_offset}"
+        )
     _check_size(h.size, config, tp)
     check_batch(records, h, tp, origin)
     errors = _timestamp_errors(records, h, config, now_ms, 0)
@@ -221,9 +232,6 @@ def _assign(buf: bytearray, h, config, next_offset, leader_epoch, now_ms) -> Val
         B.set_max_timestamp(buf, 0, h.size, True, now_ms)
         h.attributes |= B.TIMESTAMP_TYPE_MASK
         h.max_timestamp = log_append_time = now_ms
-    elif h.log_append_time:  # a client may not claim LogAppendTime on a CreateTime topic
-        B.set_max_timestamp(buf, 0, h.size, False, h.max_timestamp)
-        h.attributes &= ~B.TIMESTAMP_TYPE_MASK
     return Validated(buf, [h], log_append_time)
 
 

@@ -243,3 +243,24 @@ def test_kafka_python_batches(magic, codec):
     recs = records_of(bytes(out.buffer))
     assert [(r[0], r[2], r[3]) for r in recs] == [(40 + i, f"k{i}".encode(), f"v{i}".encode() * 50) for i in range(3)]
     assert B.BatchHeader(out.buffer).codec == codec
+
+
+@pytest.mark.parametrize("topic_type", ["CreateTime", "LogAppendTime"])
+def test_a_client_may_not_claim_log_append_time(topic_type):
+    buf = bytearray(v2(3))
+    B.set_max_timestamp(buf, 0, len(buf), True, now_ms())
+    err = error_of(bytes(buf), LogConfig(message_timestamp_type=topic_type))
+    assert err.code == ErrorCode.invalid_timestamp
+    assert [i for i, _ in err.record_errors] == [0, 1, 2]
+    assert "Producer should not set timestamp type to LogAppendTime" in err.record_errors[0][1]
+
+
+def test_log_append_time_topic_ignores_create_time_bounds():
+    config = LogConfig(message_timestamp_type="LogAppendTime", message_timestamp_difference_max_ms=10)
+    assert validate(v2(2, ts=1), config).log_append_time > 0
+
+
+def test_client_batch_must_start_at_offset_zero():
+    buf = bytearray(v2(2))
+    B.set_base_offset(buf, 0, 7)
+    assert error_of(bytes(buf)).code == ErrorCode.invalid_record
