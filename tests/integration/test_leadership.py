@@ -99,8 +99,8 @@ def test_sigterm_moves_leaderships_before_the_broker_exits(make_cluster):
 
 
 def test_returning_broker_gets_preferred_leaderships_back_through_elect_leaders(make_cluster):
-    from confluent_kafka import TopicPartition
-    from confluent_kafka.admin import AdminClient, ElectionType
+    from confluent_kafka import ElectionType, TopicPartition
+    from confluent_kafka.admin import AdminClient
 
     cluster = make_cluster(3, FAST)
     controller = cluster.controller_id()
