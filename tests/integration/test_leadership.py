@@ -35,11 +35,16 @@ def create(cluster, topic: str, assignments: dict[int, list[int]], configs: dict
                  what=f"topic {topic} on broker {broker_id}")
 
 
-def test_kill_9_a_leader_moves_its_leaderships_with_a_new_epoch_and_shrunk_isr(make_cluster):
+def started(make_cluster):
+    """A 3-broker cluster, its controller, a broker that is not the controller, and the two others."""
     cluster = make_cluster(3, FAST)
     controller = cluster.controller_id()
     victim = next(i for i in cluster.brokers if i != controller)
-    others = [i for i in cluster.brokers if i != victim]
+    return cluster, controller, victim, [i for i in cluster.brokers if i != victim]
+
+
+def test_kill_9_a_leader_moves_its_leaderships_with_a_new_epoch_and_shrunk_isr(make_cluster):
+    cluster, controller, victim, others = started(make_cluster)
     topic, pair = unique("kill"), unique("pair")
     create(cluster, topic, {0: [victim, *others], 1: [others[0], victim, others[1]]})
     create(cluster, pair, {0: [victim, others[0]]})
@@ -62,10 +67,7 @@ def test_kill_9_a_leader_moves_its_leaderships_with_a_new_epoch_and_shrunk_isr(m
 
 
 def test_sigterm_moves_leaderships_before_the_broker_exits(make_cluster):
-    cluster = make_cluster(3, FAST)
-    controller = cluster.controller_id()
-    victim = next(i for i in cluster.brokers if i != controller)
-    others = [i for i in cluster.brokers if i != victim]
+    cluster, controller, victim, others = started(make_cluster)
     topic = unique("term")
     create(cluster, topic, {p: [victim, *others] if p % 2 == 0 else [*others, victim] for p in range(6)})
 
@@ -102,10 +104,7 @@ def test_returning_broker_gets_preferred_leaderships_back_through_elect_leaders(
     from confluent_kafka import ElectionType, TopicPartition
     from confluent_kafka.admin import AdminClient
 
-    cluster = make_cluster(3, FAST)
-    controller = cluster.controller_id()
-    victim = next(i for i in cluster.brokers if i != controller)
-    others = [i for i in cluster.brokers if i != victim]
+    cluster, controller, victim, others = started(make_cluster)
     topic = unique("pref")
     create(cluster, topic, {0: [victim, *others], 1: [others[0], victim, others[1]]})
 
