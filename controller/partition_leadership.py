@@ -147,7 +147,8 @@ class PartitionLeadership:
     async def controlled_shutdown(self, broker_id: int, broker_epoch: int) -> list[tuple[str, int]]:
         """doControlledShutdown: leaderships of `broker_id` move to another live in-sync replica,
         it leaves the ISRs it follows in; the partitions (RF > 1) it still leads are returned.
-        Raises KafkaError-like codes through ValueError names for the handler."""
+        LookupError: not a registered broker (BROKER_NOT_AVAILABLE); PermissionError: a stale
+        broker epoch (STALE_BROKER_EPOCH)."""
         async with self._lock:
             if broker_id not in self._cache.brokers:
                 raise LookupError(f"Broker id {broker_id} does not exist.")
