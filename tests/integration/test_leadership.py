@@ -110,21 +110,9 @@ def test_returning_broker_gets_preferred_leaderships_back_through_elect_leaders(
 
     cluster.brokers[victim].stop()
     wait_for(lambda: partitions(cluster, others[0], topic)[0][0] == others[0], 10, what="leader moved away")
-    # ISR changes come from leaders (AlterPartition); until replication does it, put the broker back as its
-    # leader would, through the controller.
     cluster.brokers[victim].start()
     cluster.wait_ready(20)
-    state = json.loads(cluster.zk_get(f"/brokers/topics/{topic}/partitions/0/state"))
-    leader_epoch = state["leader_epoch"]
-    version = _znode_version(cluster, f"/brokers/topics/{topic}/partitions/0/state")
-    topic_id = _topic_id(cluster, topic)
-    response = send(cluster.controller_address(), 56, 3, {
-        "broker_id": state["leader"], "broker_epoch": -1, "topics": [{"topic_id": topic_id, "partitions": [{
-            "partition_index": 0, "leader_epoch": leader_epoch, "partition_epoch": version,
-            "new_isr_with_epochs": [{"broker_id": b, "broker_epoch": -1} for b in [*state["isr"], victim]],
-            "leader_recovery_state": 0}]}]})
-    (p,) = response.topics[0].partitions
-    assert int(p.error_code) == 0 and p.partition_epoch == version + 1 and victim in p.isr, p
+    rejoin_isr(cluster, topic, 0, victim)
 
     admin = AdminClient({"bootstrap.servers": cluster.address_of(others[1])})  # not necessarily the controller
     futures = admin.elect_leaders(ElectionType.PREFERRED, [TopicPartition(topic, 0), TopicPartition(topic, 1)])
@@ -173,6 +161,68 @@ def test_producer_id_blocks_are_distinct_across_brokers(make_cluster):
     plain = next(i for i in cluster.brokers if i != cluster.controller_id())
     response = send(cluster.address_of(plain), 67, 0, {"broker_id": plain, "broker_epoch": -1})
     assert int(response.error_code) == 41  # NOT_CONTROLLER
+
+
+def rejoin_isr(cluster, topic: str, partition: int, broker_id: int) -> None:
+    """Put a returned broker back into the ISR as its leader would (AlterPartition to the controller):
+    until replication does it, the tests play the leader."""
+    path = f"/brokers/topics/{topic}/partitions/{partition}/state"
+    state = json.loads(cluster.zk_get(path))
+    version = _znode_version(cluster, path)
+    response = send(cluster.controller_address(), 56, 3, {
+        "broker_id": state["leader"], "broker_epoch": -1, "topics": [{"topic_id": _topic_id(cluster, topic),
+                                                                      "partitions": [{
+            "partition_index": partition, "leader_epoch": state["leader_epoch"], "partition_epoch": version,
+            "new_isr_with_epochs": [{"broker_id": b, "broker_epoch": -1} for b in [*state["isr"], broker_id]],
+            "leader_recovery_state": 0}]}]})
+    (p,) = response.topics[0].partitions
+    assert int(p.error_code) == 0 and p.partition_epoch == version + 1 and broker_id in p.isr, p
+    assert p.leader_id == state["leader"] and p.leader_epoch == state["leader_epoch"]  # ISR changes keep the epoch
+    # the same request again: the partition epoch it names is stale now
+    again = send(cluster.controller_address(), 56, 3, {
+        "broker_id": state["leader"], "broker_epoch": -1, "topics": [{"topic_id": _topic_id(cluster, topic),
+                                                                      "partitions": [{
+            "partition_index": partition, "leader_epoch": state["leader_epoch"], "partition_epoch": version,
+            "new_isr_with_epochs": [{"broker_id": b, "broker_epoch": -1} for b in state["isr"]],
+            "leader_recovery_state": 0}]}]})
+    assert int(again.topics[0].partitions[0].error_code) == 95  # INVALID_UPDATE_VERSION
+
+
+def test_auto_rebalance_gives_a_returning_broker_its_preferred_leaderships(make_cluster):
+    cluster = make_cluster(3, {**FAST, "leader.imbalance.check.interval.seconds": "1"})
+    controller = cluster.controller_id()
+    victim = next(i for i in cluster.brokers if i != controller)
+    others = [i for i in cluster.brokers if i != victim]
+    topic = unique("auto")
+    create(cluster, topic, {0: [victim, *others]})
+    cluster.brokers[victim].stop()
+    wait_for(lambda: partitions(cluster, others[0], topic)[0][0] != victim, 10, what="leader moved away")
+    cluster.brokers[victim].start()
+    cluster.wait_ready(20)
+    time.sleep(1.5)
+    assert partitions(cluster, others[0], topic)[0][0] != victim  # not in the ISR: no preferred election
+    rejoin_isr(cluster, topic, 0, victim)
+    wait_for(lambda: partitions(cluster, others[0], topic)[0][0] == victim, 5, what="preferred leader restored")
+
+
+def test_the_controllers_own_leaderships_move_on_sigterm_and_on_kill_9(make_cluster):
+    cluster = make_cluster(3, FAST)
+    first = cluster.controller_id()
+    topic = unique("ctl")
+    ids = list(cluster.brokers)
+    create(cluster, topic, {p: ids[p:] + ids[:p] for p in range(3)})  # every broker leads one partition
+    survivor = next(i for i in ids if i != first)
+    cluster.brokers[first].signal(signal.SIGTERM)  # controlled shutdown sent to itself
+    assert cluster.brokers[first].process.wait(10) == 0
+    assert "controlled shutdown complete" in cluster.brokers[first].log_file.read_text()
+    now = partitions(cluster, survivor, topic)
+    assert all(leader != first and leader >= 0 for leader, _, _ in now.values()), now
+    second = wait_for(lambda: cluster.controller_id() not in (-1, first) and cluster.controller_id(), 5,
+                      what="a new controller")
+    cluster.brokers[second].signal(signal.SIGKILL)
+    last = next(i for i in ids if i not in (first, second))
+    wait_for(lambda: all(leader == last for leader, _, _ in partitions(cluster, last, topic).values()),
+             SESSION_S + 5, what="the last broker leads everything")
 
 
 def _znode_version(cluster, path: str) -> int:
