@@ -137,6 +137,17 @@ def test_unclean_election_is_honoured(make_cluster):
     wait_for(lambda: partitions(cluster, b, unclean)[0][0] == b, SESSION_S + 5, what="unclean leader")
     assert partitions(cluster, b, unclean)[0][2] == [b]
     assert partitions(cluster, b, clean)[0][0] == -1  # no unclean election without the config
+    response = send(cluster.address_of(b), 43, 2, {"election_type": 0, "timeout": 5000, "topic_partitions": [
+        {"topic": clean, "partitions": [0, 7]}, {"topic": unclean, "partitions": [0]}]})
+    results = {(t.topic, p.partition_id): (int(p.error_code), p.error_message)
+               for t in response.replica_election_results for p in t.partition_result}
+    assert results == {
+        (clean, 0): (80, f"Failed to elect leader for partition {clean}-0 under strategy "
+                         "PreferredReplicaPartitionLeaderElectionStrategy"),  # PREFERRED_LEADER_NOT_AVAILABLE
+        (clean, 7): (3, "The partition does not exist."),
+        (unclean, 0): (80, f"Failed to elect leader for partition {unclean}-0 under strategy "
+                           "PreferredReplicaPartitionLeaderElectionStrategy"),
+    }
     # ElectLeaders UNCLEAN does it on request.
     response = send(cluster.address_of(b), 43, 2, {"election_type": 1, "timeout": 5000,
                                                     "topic_partitions": [{"topic": clean, "partitions": [0]}]})
@@ -161,6 +172,11 @@ def test_producer_id_blocks_are_distinct_across_brokers(make_cluster):
     plain = next(i for i in cluster.brokers if i != cluster.controller_id())
     response = send(cluster.address_of(plain), 67, 0, {"broker_id": plain, "broker_epoch": -1})
     assert int(response.error_code) == 41  # NOT_CONTROLLER
+    response = send(cluster.controller_address(), 67, 0, {"broker_id": 99, "broker_epoch": -1})
+    assert int(response.error_code) == 77  # STALE_BROKER_EPOCH: not a live broker
+    # ControlledShutdown (fauxka's own schemas) through the wire: unknown broker, wrong broker
+    assert int(send(cluster.controller_address(), 7, 1, {"broker_id": 99}).error_code) == 8  # BROKER_NOT_AVAILABLE
+    assert int(send(cluster.address_of(plain), 7, 3, {"broker_id": plain}).error_code) == 41
 
 
 def rejoin_isr(cluster, topic: str, partition: int, broker_id: int) -> None:
