@@ -37,7 +37,9 @@ class PartitionLeadership:
         self._config = config
         self._log = log.bind(component="leadership")
         self._lock = asyncio.Lock()
-        self.shutting_down: set[int] = set()
+        # ControllerContext.shuttingDownBrokerIds, with the broker epoch (registration czxid) of the
+        # request: a broker that registered again since (a bounce) is not shutting down any more.
+        self._shutting_down: dict[int, int] = {}
         self._known_live: set[int] = set()
         self._wake = asyncio.Event()
         self._tasks: list[asyncio.Task] = []
@@ -46,7 +48,7 @@ class PartitionLeadership:
     # --- life cycle ------------------------------------------------------------------
 
     def start(self) -> None:
-        self.shutting_down.clear()
+        self._shutting_down.clear()
         self._known_live = set(self._cache.brokers)
         self._unsubscribe = self._cache.subscribe(self._on_cache_event)
         loop = asyncio.get_running_loop()
@@ -72,6 +74,12 @@ class PartitionLeadership:
     def _on_cache_event(self, event: tuple) -> None:
         if event[0] == "broker":
             self._wake.set()
+
+    @property
+    def shutting_down(self) -> set[int]:
+        """Registered brokers whose controlled shutdown this controller has started."""
+        epochs = self._cache.broker_epochs
+        return {b for b, epoch in self._shutting_down.items() if b in self._cache.brokers and epochs.get(b) == epoch}
 
     @property
     def live(self) -> set[int]:
@@ -124,22 +132,22 @@ class PartitionLeadership:
         async with self._lock:
             registered = set(self._cache.brokers)
             gone = self._known_live - registered
-            self.shutting_down -= gone | (registered - self._known_live)  # failed, or registered anew
+            for broker in set(self._shutting_down) - self.shutting_down:  # gone, or registered anew
+                del self._shutting_down[broker]
             self._known_live = registered
             if gone:
                 self._log.info("brokers lost", brokers=sorted(gone))
             await self._write_computed(None, self._offline_plan)
 
     def _offline_plan(self, partitions: list[le.Partition]) -> dict[tuple[str, int], zp.PartitionState]:
-        live, epoch = self.live, self._admin.election.epoch
+        live, epoch, stopping = self.live, self._admin.election.epoch, self.shutting_down
         registered = set(self._cache.brokers)
         plan = {}
         for p in partitions:
             if p.topic in self._cache.deleting:
                 continue  # onReplicasBecomeOffline leaves topics queued for deletion alone
             state = p.state
-            if le.needs_offline_election(p, live) and not (state.leader in registered and state.leader in
-                                                           self.shutting_down):
+            if le.needs_offline_election(p, live) and state.leader not in stopping:
                 new = le.elect_offline(p, live, self._unclean(p.topic), epoch)
                 if new is None and state.leader != le.NO_LEADER:
                     new = le.without_replica(state, state.leader, epoch) or le.bumped(state, le.NO_LEADER,
@@ -169,16 +177,16 @@ class PartitionLeadership:
             if broker_epoch != -1 and broker_epoch < known:
                 raise PermissionError(f"Received controlled shutdown request from an old broker epoch "
                                       f"{broker_epoch} for broker {broker_id}. Current broker epoch is {known}.")
-            self.shutting_down.add(broker_id)
+            self._shutting_down[broker_id] = known
             self._log.info("controlled shutdown", broker=broker_id)
 
             def plan(partitions: list[le.Partition]) -> dict:
-                live, epoch, out = self.live, self._admin.election.epoch, {}
+                live, stopping, epoch, out = self.live, self.shutting_down, self._admin.election.epoch, {}
                 for p in partitions:
                     if broker_id not in p.replicas or len(p.replicas) <= 1 or p.topic in self._cache.deleting:
                         continue
                     if p.state.leader == broker_id:
-                        new = le.elect_controlled_shutdown(p, live, self.shutting_down, epoch)
+                        new = le.elect_controlled_shutdown(p, live, stopping, epoch)
                     else:
                         new = le.without_replica(p.state, broker_id, epoch)
                     if new is not None:
