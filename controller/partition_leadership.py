@@ -24,6 +24,7 @@ from zkstore.store import Op
 from . import leader_election as le
 
 ATTEMPTS = 5  # a write that lost a race on a partition epoch re-reads it and tries again
+MAX_OPS = 1000  # partition state sets per multi-op (about 150 bytes each; ZooKeeper takes 1 MB)
 PREFERRED_STRATEGY = "PreferredReplicaPartitionLeaderElectionStrategy"
 UNCLEAN_STRATEGY = "OfflinePartitionLeaderElectionStrategy(true)"
 
@@ -316,42 +317,48 @@ class PartitionLeadership:
 
     async def _write_computed(self, keys, plan) -> set[tuple[str, int]]:
         """Compute `plan(partitions)` from the cache and write it; on a stale partition epoch,
-        re-read that znode and compute again. The keys written."""
+        re-read that znode and compute again for what is not written yet. The keys written."""
         gone: set[tuple[str, int]] = set()
+        written: set[tuple[str, int]] = set()
         for _ in range(ATTEMPTS):
-            states = {k: v for k, v in plan(self._partitions(keys)).items() if k not in gone}
+            states = {k: v for k, v in plan(self._partitions(keys)).items() if k not in gone and k not in written}
             if not states:
-                return set()
+                return written
             try:
-                return await self._write(states)
+                return written | await self._write(states)
             except _Stale as stale:
+                written |= stale.written
                 if not await self._refresh(stale.key):
                     gone.add(stale.key)  # deleted meanwhile (topic deletion)
         self._log.warning("partition states kept changing under the controller")
-        return set()
+        return written
 
     async def _write(self, states: dict[tuple[str, int], zp.PartitionState]) -> set[tuple[str, int]]:
-        """KafkaZkClient.updateLeaderAndIsr in one fenced multi-op: each set expects the version the
-        state was computed from; the cache records the versions written."""
+        """KafkaZkClient.updateLeaderAndIsr as fenced multi-ops of at most MAX_OPS each (ZooKeeper's
+        1 MB request limit): each set expects the version the state was computed from; the cache
+        records the versions written. _Stale names the first partition whose version moved."""
         keys = list(states)
-        ops = [Op.set(zp.partition_state_path(t, p), zp.encode_partition_state(states[(t, p)]),
-                      states[(t, p)].zk_version) for t, p in keys]
-        try:
-            results = await self._admin.writer.write(ops)
-        except MultiFailed as failed:
-            if isinstance(failed.cause, (BadVersion, NoNode)):
-                raise _Stale(keys[failed.index]) from None
-            raise
-        except ControllerMoved as exc:
-            self._admin.election.resign(str(exc))
-            raise
-        written_at = time.time()
-        for key, stat in zip(keys, results):
-            s = states[key]
-            self._cache.record_partition_state(key[0], key[1], zp.PartitionState(
-                s.leader, s.leader_epoch, s.controller_epoch, s.isr, stat.version))
-        self._log.info("partition states written", partitions=len(keys), written_at=written_at)
-        return set(keys)
+        written: set[tuple[str, int]] = set()
+        for start in range(0, len(keys), MAX_OPS):
+            chunk = keys[start:start + MAX_OPS]
+            ops = [Op.set(zp.partition_state_path(t, p), zp.encode_partition_state(states[(t, p)]),
+                          states[(t, p)].zk_version) for t, p in chunk]
+            try:
+                results = await self._admin.writer.write(ops)
+            except MultiFailed as failed:
+                if isinstance(failed.cause, (BadVersion, NoNode)):
+                    raise _Stale(chunk[failed.index], written) from None
+                raise
+            except ControllerMoved as exc:
+                self._admin.election.resign(str(exc))
+                raise
+            for key, stat in zip(chunk, results):
+                s = states[key]
+                self._cache.record_partition_state(key[0], key[1], zp.PartitionState(
+                    s.leader, s.leader_epoch, s.controller_epoch, s.isr, stat.version))
+                written.add(key)
+        self._log.info("partition states written", partitions=len(keys), written_at=time.time())
+        return written
 
     async def _refresh(self, key: tuple[str, int]) -> bool:
         """Read a partition state the controller's cache had stale; False when it no longer exists."""
@@ -363,6 +370,6 @@ class PartitionLeadership:
 
 
 class _Stale(Exception):
-    def __init__(self, key: tuple[str, int]):
+    def __init__(self, key: tuple[str, int], written: set[tuple[str, int]]):
         super().__init__(f"partition epoch of {key} moved")
-        self.key = key
+        self.key, self.written = key, written
