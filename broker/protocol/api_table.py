@@ -77,6 +77,7 @@ TABLE: dict[int, Api] = {
     api.key: api
     for api in (
         Api(3, "metadata", 0, 12),
+        Api(7, "controlled_shutdown", 0, 3, role=Role.CONTROLLER),
         Api(17, "sasl_handshake", 0, 1),
         Api(18, "api_versions", 0, 4),
         Api(19, "create_topics", 2, 7, forwardable=True, role=Role.CONTROLLER),
@@ -92,13 +93,16 @@ TABLE: dict[int, Api] = {
         Api(39, "renew_delegation_token", 1, 2, forwardable=True, role=Role.CONTROLLER),
         Api(40, "expire_delegation_token", 1, 2, forwardable=True, role=Role.CONTROLLER),
         Api(41, "describe_delegation_token", 1, 3),
+        Api(43, "elect_leaders", 0, 2, forwardable=True, role=Role.CONTROLLER),
         Api(44, "incremental_alter_configs", 0, 1, forwardable=True, role=Role.CONTROLLER),
         Api(48, "describe_client_quotas", 0, 1),
         Api(49, "alter_client_quotas", 0, 1, forwardable=True, role=Role.CONTROLLER),
         Api(50, "describe_user_scram_credentials", 0, 0),
         Api(51, "alter_user_scram_credentials", 0, 0, forwardable=True, role=Role.CONTROLLER),
+        Api(56, "alter_partition", 0, 3, role=Role.CONTROLLER),
         Api(58, "envelope", 0, 0, role=Role.CONTROLLER),
         Api(60, "describe_cluster", 0, 1),
+        Api(67, "allocate_producer_ids", 0, 0, role=Role.CONTROLLER),
     )
 }
 

@@ -1,0 +1,148 @@
+"""How fast every broker learns a leadership change written by the controller (issue 11: within
+100 ms on a quiet cluster).
+
+A 3-broker cluster; the bench plays a partition leader and sends AlterPartition (ISR shrink,
+then expand, alternately) to the controller, then polls Metadata on every other broker over
+kept connections until its ISR shows the change. The controller's ZooKeeper write happens
+between sending the request (t0) and its answer (t1); a broker that shows it at t2 learned it
+at most t2 - t0 and at least t2 - t1 after the write.
+
+    .venv/bin/python -m bench.leader_propagation [--rounds 30] [--mass 3000]
+
+--mass N also changes the ISR of N partitions in one AlterPartition (as a broker loss changes
+every partition it held) and reports when the other brokers show all of them.
+"""
+
+import argparse
+import asyncio
+import statistics
+import time
+
+from broker.protocol.build import build
+from broker.protocol.client import KafkaConnection
+from broker.protocol.codec import request_schema
+
+from .common import controller_of, local_cluster
+
+TOPIC = "propagation"
+
+
+def _metadata():
+    return build(request_schema(3, 12), {"topics": [{"name": TOPIC, "topic_id": None}],
+                                         "allow_auto_topic_creation": False,
+                                         "include_topic_authorized_operations": False})
+
+
+async def _partition(conn):
+    md = await conn.send(_metadata(), 5)
+    (t,) = md.topics
+    return t.topic_id, t.partitions[0] if t.partitions else None
+
+
+async def measure(ports: dict[int, int], rounds: int) -> dict[int, list[tuple[float, float]]]:
+    controller = await controller_of(next(iter(ports.values())))
+    conns = {b: await KafkaConnection.open("127.0.0.1", port, 5) for b, port in ports.items()}
+    try:
+        await conns[controller].send(build(request_schema(19, 7), {
+            "topics": [{"name": TOPIC, "num_partitions": 1, "replication_factor": 3, "assignments": [],
+                        "configs": []}], "timeout": 10000, "validate_only": False}), 15)
+        others = [b for b in conns if b != controller]
+        for b in others:  # every broker knows the topic
+            while (await _partition(conns[b]))[1] is None:
+                await asyncio.sleep(0.01)
+        topic_id, p = await _partition(conns[controller])
+        leader, epoch, full = p.leader_id, p.leader_epoch, sorted(p.isr_nodes)
+        partition_epoch = 0
+        samples: dict[int, list[tuple[float, float]]] = {b: [] for b in others}
+        for i in range(rounds + 1):
+            isr = [leader] if i % 2 == 0 else full
+            request = build(request_schema(56, 3), {"broker_id": leader, "broker_epoch": -1, "topics": [{
+                "topic_id": topic_id, "partitions": [{
+                    "partition_index": 0, "leader_epoch": epoch, "partition_epoch": partition_epoch,
+                    "new_isr_with_epochs": [{"broker_id": r, "broker_epoch": -1} for r in isr],
+                    "leader_recovery_state": 0}]}]})
+            await asyncio.sleep(0.2)  # a quiet cluster between changes
+            t0 = time.perf_counter()
+            response = await conns[controller].send(request, 5)
+            t1 = time.perf_counter()
+            (answer,) = response.topics[0].partitions
+            if int(answer.error_code) != 0:
+                raise RuntimeError(f"AlterPartition failed: {answer}")
+            partition_epoch = answer.partition_epoch
+
+            async def seen(b):
+                while sorted((await _partition(conns[b]))[1].isr_nodes) != sorted(isr):
+                    pass
+                return time.perf_counter()
+
+            t2s = await asyncio.wait_for(asyncio.gather(*(seen(b) for b in others)), 5)
+            if i > 0:  # the first round warms connections and caches
+                for b, t2 in zip(others, t2s):
+                    samples[b].append(((t2 - t1) * 1000, (t2 - t0) * 1000))
+        return samples
+    finally:
+        for conn in conns.values():
+            await conn.close()
+
+
+async def mass_change(ports: dict[int, int], count: int) -> dict[int, float]:
+    """One AlterPartition shrinking the ISR of `count` partitions: seconds from its answer until
+    each other broker's Metadata shows every one of them."""
+    controller = await controller_of(next(iter(ports.values())))
+    conns = {b: await KafkaConnection.open("127.0.0.1", port, 5) for b, port in ports.items()}
+    topic = f"{TOPIC}-mass"
+    request = build(request_schema(3, 12), {"topics": [{"name": topic, "topic_id": None}],
+                                            "allow_auto_topic_creation": False,
+                                            "include_topic_authorized_operations": False})
+    try:
+        await conns[controller].send(build(request_schema(19, 7), {
+            "topics": [{"name": topic, "num_partitions": count, "replication_factor": 3, "assignments": [],
+                        "configs": []}], "timeout": 60000, "validate_only": False}), 90)
+        others = [b for b in conns if b != controller]
+        for b in others:
+            while len((await conns[b].send(request, 30)).topics[0].partitions) < count:
+                await asyncio.sleep(0.1)
+        (t,) = (await conns[controller].send(request, 30)).topics
+        by_leader: dict[int, list] = {}
+        for p in t.partitions:
+            by_leader.setdefault(p.leader_id, []).append(p)
+        started = time.perf_counter()
+        for leader, parts in by_leader.items():  # each leader sends its own AlterPartition
+            response = await conns[controller].send(build(request_schema(56, 3), {
+                "broker_id": leader, "broker_epoch": -1, "topics": [{"topic_id": t.topic_id, "partitions": [{
+                    "partition_index": p.partition_index, "leader_epoch": p.leader_epoch, "partition_epoch": 0,
+                    "new_isr_with_epochs": [{"broker_id": leader, "broker_epoch": -1}],
+                    "leader_recovery_state": 0} for p in parts]}]}), 60)
+            assert all(int(r.error_code) == 0 for r in response.topics[0].partitions), "AlterPartition failed"
+        written = time.perf_counter()
+        print(f"controller wrote {count} ISR changes in {written - started:.2f}s")
+        seen = {}
+        for b in others:
+            while not all(len(p.isr_nodes) == 1 for p in (await conns[b].send(request, 30)).topics[0].partitions):
+                await asyncio.sleep(0.05)
+            seen[b] = time.perf_counter() - written
+        return seen
+    finally:
+        for conn in conns.values():
+            await conn.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=30)
+    parser.add_argument("--mass", type=int, default=0)
+    args = parser.parse_args()
+    with local_cluster(3) as cluster:
+        samples = asyncio.run(measure(cluster.ports, args.rounds))
+        if args.mass:
+            for broker, seconds in asyncio.run(mass_change(cluster.ports, args.mass)).items():
+                print(f"broker {broker}: showed all {args.mass} changes {seconds * 1000:.0f} ms after the last write")
+    for broker, values in samples.items():
+        lower = sorted(v[0] for v in values)
+        upper = sorted(v[1] for v in values)
+        print(f"broker {broker}: learned the write {statistics.median(lower):.1f}-{statistics.median(upper):.1f} ms "
+              f"after it (median), max {max(upper):.1f} ms, over {len(values)} changes")
+
+
+if __name__ == "__main__":
+    main()
