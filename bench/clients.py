@@ -8,8 +8,10 @@ import logging
 import statistics
 import time
 import uuid
+from importlib.metadata import version
 from typing import Callable
 
+import confluent_kafka
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
@@ -17,6 +19,10 @@ QUEUE = {"queue.buffering.max.messages": 2_000_000, "queue.buffering.max.kbytes"
 _quiet = logging.getLogger("bench.rdkafka")  # librdkafka's log lines (a killed broker's disconnects) go nowhere
 _quiet.addHandler(logging.NullHandler())
 _quiet.propagate = False
+
+
+def client_version() -> str:
+    return f"{version('confluent-kafka')} (librdkafka {confluent_kafka.libversion()[0]})"
 
 
 def _config(bootstrap: str, **extra) -> dict:
@@ -79,22 +85,28 @@ def produce_rate(bootstrap: str, topic: str, partitions: int, size: int, count: 
 
 def consume_rate(bootstrap: str, topic: str, partitions: int, count: int, timeout_s: float = 120) -> float:
     """Records/s reading the first `count` records of the topic's partitions with one consumer
-    (assigned, no group), from the first consume() until the last record arrives."""
+    (assigned, no group), from the first records' arrival (connections open, offsets looked
+    up) until the last one's. consume() is asked for no more than are left, as it waits for that
+    many or its timeout."""
     consumer = Consumer(_config(bootstrap, **{"group.id": f"bench-{uuid.uuid4().hex[:8]}",
                                                "enable.auto.commit": False}))
     try:
         consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(partitions)])
-        got = 0
-        started = time.perf_counter()
+        got, first, started = 0, 0, None
+        deadline = time.monotonic() + timeout_s
         while got < count:
-            if time.perf_counter() - started > timeout_s:
+            if time.monotonic() > deadline:
                 raise TimeoutError(f"consumed {got} of {count} records of {topic} within {timeout_s} s")
-            messages = consumer.consume(10_000, 1.0)
+            messages = consumer.consume(min(10_000, count - got), 1.0)
             bad = next((m.error() for m in messages if m.error()), None)
             if bad is not None:
                 raise KafkaException(bad)
             got += len(messages)
-        return got / (time.perf_counter() - started)
+            if started is None and messages:
+                started, first = time.perf_counter(), got
+        if got == first:
+            raise RuntimeError(f"{topic}: every record came in the first consume(); take more records")
+        return (got - first) / (time.perf_counter() - started)
     finally:
         consumer.close()
 
