@@ -13,6 +13,7 @@ import contextlib
 import os
 import re
 import signal
+import statistics
 import threading
 import time
 import uuid
@@ -153,7 +154,8 @@ def failover(side: Side) -> table.Value:
 
 def ceilings(counts: Counts) -> dict[str, float]:
     """The client's own limits, no real broker: produce() calls alone, and produce to
-    librdkafka's mock cluster (a C broker in this process)."""
+    librdkafka's mock cluster (a C broker in this process). Taken every round, as the
+    machine's load moves them as much as the brokers' figures."""
     out = {}
     for size, count in counts.records.items():
         out[f"enqueue_{size}"] = clients.enqueue_ceiling(size, count)
@@ -162,24 +164,25 @@ def ceilings(counts: Counts) -> dict[str, float]:
 
 
 def measure(runs: int, counts: Counts) -> tuple[list[dict], dict[str, float], str]:
-    """(rounds, client ceilings, Tansu's version): both brokers up for the whole run; the
-    sides take turns going first, round after round."""
+    """(rounds, median client ceilings, Tansu's version): both brokers up for the whole run;
+    the sides take turns going first, round after round, the client's ceiling last."""
     overrides = (f"zookeeper.session.timeout.ms={SESSION_TIMEOUT_MS}",)
     with local_cluster(3, overrides) as cluster, tansu.broker() as (tansu_bootstrap, tansu_process):
         fauxka = Side("fauxka", ",".join(f"127.0.0.1:{p}" for p in cluster.ports.values()), cluster.pids, 3)
         other = Side("tansu", tansu_bootstrap, lambda: {1: tansu_process.pid}, 1)
         for side in (fauxka, other):
             side.apis = asyncio.run(api_keys(side.bootstrap))
-        rounds = []
+        rounds, ceiling = [], []
         for run in range(runs):
             figures = {}
             for side in (fauxka, other) if run % 2 == 0 else (other, fauxka):
                 print(f"round {run + 1}/{runs}: {side.name}", flush=True)
                 figures[side.name] = one_round(side, counts)
             rounds.append(figures)
+            ceiling.append(ceilings(counts))
         rounds[0]["tansu"]["failover_s"] = failover(other)
         rounds[0]["fauxka"]["failover_s"] = failover(fauxka)
-    return rounds, ceilings(counts), tansu.version()
+    return rounds, {k: statistics.median(c[k] for c in ceiling) for k in ceiling[0]}, tansu.version()
 
 
 def section(rounds: list[dict], ceiling: dict[str, float], tansu_version: str, runs: int, quick: bool) -> str:
@@ -195,7 +198,7 @@ def section(rounds: list[dict], ceiling: dict[str, float], tansu_version: str, r
         + f" per throughput figure, {counts.latency_samples} produce and {counts.e2e_samples} "
         "produce-to-consume latency samples.", "",
         *lines, "",
-        "Client ceiling (the same producer, no real broker): produce() calls alone "
+        "Client ceiling (the same producer, no real broker, median of the rounds): produce() calls alone "
         + " / ".join(f"{ceiling[f'enqueue_{s}']:,.0f}" for s in counts.records)
         + " rec/s; producing to librdkafka's in-process mock cluster "
         + " / ".join(f"{ceiling[f'mock_{s}']:,.0f}" for s in counts.records)
@@ -235,13 +238,16 @@ def main(argv: list[str] | None = None) -> None:
     run_and_write(args.runs, args.quick)
 
 
-def run_and_write(runs: int, quick: bool) -> str:
-    """Measure, print the section and splice it into bench/README.md; returns the section."""
+def run_and_write(runs: int, quick: bool, head: str | None = None) -> str:
+    """Measure, print the section and write bench/README.md: `head` (the other benchmarks'
+    part) or, without it, the README's present text, with this section in place of its own."""
     rounds, ceiling, version = measure(runs, QUICK if quick else FULL)
     text = section(rounds, ceiling, version, runs, quick)
     print(text)
     readme = Path(__file__).with_name("README.md")
-    readme.write_text(table.splice(readme.read_text() if readme.exists() else "", text))
+    if head is None:
+        head = readme.read_text() if readme.exists() else ""
+    readme.write_text(table.splice(head, text))
     return text
 
 
