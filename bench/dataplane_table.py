@@ -76,7 +76,7 @@ def _pair(side: dict[str, Value], a: str, b: str) -> str:
 def _ratio(ratios: dict[str, float], *keys: str) -> str:
     if not all(k in ratios for k in keys):
         return ""
-    return " / ".join(f"{ratios[k]:.2f}x" for k in keys)
+    return " / ".join(f"{ratios[k]:.2f}x" if ratios[k] >= 0.1 else f"{ratios[k]:.2g}x" for k in keys)
 
 
 def rows(medians: dict[str, dict[str, Value]], ratios: dict[str, float],

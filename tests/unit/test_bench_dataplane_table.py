@@ -62,6 +62,12 @@ def test_rows_show_rates_in_records_and_megabytes_and_mark_targets():
     assert failover[4] == "< 7.5 s (session + 1.5 s): met"
 
 
+def test_a_small_ratio_keeps_two_significant_digits():
+    medians = {"fauxka": {"e2e_p50": 0.5, "e2e_p99": 5.0}, "tansu": {"e2e_p50": 250.0, "e2e_p99": 280.0}}
+    rows = _by_measure(medians, {"e2e_p50": 0.002, "e2e_p99": 0.0179})
+    assert rows["produce-to-consume latency p50 / p99"][3] == "0.002x / 0.018x"
+
+
 def test_produce_target_needs_the_tansu_share_too():
     medians = {"fauxka": {"produce_100_1": 600_000.0}, "tansu": {"produce_100_1": 1_000_000.0}}
     rows = _by_measure(medians, {"produce_100_1": 0.6})
