@@ -4,6 +4,8 @@ produce latencies, the failover a producer sees, and the client's own ceiling wi
 Every function checks what it measured (every record acknowledged without error, every record
 consumed) and raises if not: a figure is never taken from a run that lost records."""
 
+import contextlib
+import gc
 import logging
 import statistics
 import time
@@ -27,6 +29,29 @@ def client_version() -> str:
 
 def _config(bootstrap: str, **extra) -> dict:
     return {"bootstrap.servers": bootstrap, "logger": _quiet, **extra}
+
+
+@contextlib.contextmanager
+def _no_gc():
+    """Python's cyclic collector off while a rate is timed: a consumer allocates an object per
+    record, and the collector's passes over them halved the rates measured (the client's cost,
+    not the broker's). Reference counting still frees every record."""
+    was_enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _consumer(bootstrap: str) -> Consumer:
+    """An assign()-only consumer. fetch.queue.backoff.ms 10 instead of librdkafka's 1000: a
+    partition whose local queue is full (queued.min.messages) otherwise stops fetching for a
+    second, so a reader faster than that waited on the client, not the broker."""
+    return Consumer(_config(bootstrap, **{"group.id": f"bench-{uuid.uuid4().hex[:8]}", "enable.auto.commit": False,
+                                          "fetch.queue.backoff.ms": 10}))
 
 
 def create_topic(bootstrap: str, name: str, partitions: int, replicas: int, timeout_s: float = 30) -> None:
@@ -69,15 +94,16 @@ def produce_rate(bootstrap: str, topic: str, partitions: int, size: int, count: 
     if producer.flush(30) or errors:
         raise RuntimeError(f"warm-up produce to {topic} failed: {errors[:3]}")
     produce, poll = producer.produce, producer.poll
-    started = time.perf_counter()
-    for _ in range(count):
-        try:
-            produce(topic, value)
-        except BufferError:  # the local queue is full: let librdkafka drain it
-            poll(0.01)
-            produce(topic, value)
-    left = producer.flush(120)
-    elapsed = time.perf_counter() - started
+    with _no_gc():
+        started = time.perf_counter()
+        for _ in range(count):
+            try:
+                produce(topic, value)
+            except BufferError:  # the local queue is full: let librdkafka drain it
+                poll(0.01)
+                produce(topic, value)
+        left = producer.flush(120)
+        elapsed = time.perf_counter() - started
     if left or errors:
         raise RuntimeError(f"produce to {topic}: {left} records unacknowledged, errors {errors[:3]}")
     return count / elapsed
@@ -88,25 +114,26 @@ def consume_rate(bootstrap: str, topic: str, partitions: int, count: int, timeou
     (assigned, no group), from the first records' arrival (connections open, offsets looked
     up) until the last one's. consume() is asked for no more than are left, as it waits for that
     many or its timeout."""
-    consumer = Consumer(_config(bootstrap, **{"group.id": f"bench-{uuid.uuid4().hex[:8]}",
-                                               "enable.auto.commit": False}))
+    consumer = _consumer(bootstrap)
     try:
         consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(partitions)])
         got, first, started = 0, 0, None
         deadline = time.monotonic() + timeout_s
-        while got < count:
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"consumed {got} of {count} records of {topic} within {timeout_s} s")
-            messages = consumer.consume(min(10_000, count - got), 1.0)
-            bad = next((m.error() for m in messages if m.error()), None)
-            if bad is not None:
-                raise KafkaException(bad)
-            got += len(messages)
-            if started is None and messages:
-                started, first = time.perf_counter(), got
+        with _no_gc():
+            while got < count:
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"consumed {got} of {count} records of {topic} within {timeout_s} s")
+                messages = consumer.consume(min(10_000, count - got), 1.0)
+                bad = next((m.error() for m in messages if m.error()), None)
+                if bad is not None:
+                    raise KafkaException(bad)
+                got += len(messages)
+                if started is None and messages:
+                    started, first = time.perf_counter(), got
+            elapsed = time.perf_counter() - started
         if got == first:
             raise RuntimeError(f"{topic}: every record came in the first consume(); take more records")
-        return (got - first) / (time.perf_counter() - started)
+        return (got - first) / elapsed
     finally:
         consumer.close()
 
@@ -137,8 +164,7 @@ def e2e_latencies(bootstrap: str, topic: str, samples: int, size: int = 100) -> 
     waiting Fetch after an append."""
     errors: list = []
     producer = _producer(bootstrap, errors, acks="1", **{"linger.ms": 0})
-    consumer = Consumer(_config(bootstrap, **{"group.id": f"bench-{uuid.uuid4().hex[:8]}",
-                                               "enable.auto.commit": False}))
+    consumer = _consumer(bootstrap)
     value, took = bytes(size), []
     try:
         _, end = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)
@@ -182,10 +208,11 @@ def enqueue_ceiling(size: int, count: int) -> float:
     """Records/s of produce() alone: the Python loop and librdkafka's enqueue, no broker reached."""
     producer = Producer(_config("127.0.0.1:1", **QUEUE, **{"log_level": 0}))
     value, produce = bytes(size), producer.produce
-    started = time.perf_counter()
-    for _ in range(count):
-        produce("ceiling", value)
-    elapsed = time.perf_counter() - started
+    with _no_gc():
+        started = time.perf_counter()
+        for _ in range(count):
+            produce("ceiling", value)
+        elapsed = time.perf_counter() - started
     producer.purge()
     return count / elapsed
 
@@ -201,9 +228,12 @@ def mock_ceiling(size: int, count: int) -> float:
     if producer.flush(10) or errors:
         raise RuntimeError(f"mock cluster produce failed: {errors[:3]}")
     value, produce = bytes(size), producer.produce
-    started = time.perf_counter()
-    for _ in range(count):
-        produce("ceiling", value)
-    if producer.flush(60) or errors:
+    with _no_gc():
+        started = time.perf_counter()
+        for _ in range(count):
+            produce("ceiling", value)
+        left = producer.flush(60)
+        elapsed = time.perf_counter() - started
+    if left or errors:
         raise RuntimeError(f"mock cluster produce failed: {errors[:3]}")
-    return count / (time.perf_counter() - started)
+    return count / elapsed

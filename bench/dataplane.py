@@ -221,8 +221,11 @@ METHOD = """Method:
   partitions (RF1, or RF3 for acks=all); timed from the first produce() to the last
   acknowledgement, one record per partition sent first so connections are open. Then one
   consumer, assigned every partition from the start, reads the topic back with consume() of up
-  to 10,000 records. MB/s counts record values (10^6 bytes). Every run checks every record was
-  acknowledged without error, and consumed; topics are deleted after each figure.
+  to 10,000 records, timed from the first records' arrival; its fetch.queue.backoff.ms is 10
+  (librdkafka's 1000 stalls a fast reader for a second whenever a partition's local queue
+  fills). Python's cyclic garbage collector is off while a rate is timed (it halved the consume
+  rate: one object per record). MB/s counts record values (10^6 bytes). Every run checks every
+  record was acknowledged without error, and consumed; topics are deleted after each figure.
 - Latency: 100-byte records to partition 0, linger.ms 0, acks=1, one at a time: produce() to
   acknowledgement (flush()), and produce() to the consumer's poll() handing it over, the
   consumer long-polling with librdkafka's default fetch.wait.max.ms 500 (a broker that does
