@@ -168,6 +168,12 @@ def ceilings(counts: Counts) -> dict[str, float]:
     return out
 
 
+def _brief(value: table.Value) -> str:
+    if isinstance(value, str):
+        return value
+    return f"{value:,.0f}" if value >= 1000 else f"{value:.3g}"
+
+
 def measure(runs: int, counts: Counts) -> tuple[list[dict], dict[str, float], str]:
     """(rounds, median client ceilings, Tansu's version): both brokers up for the whole run;
     the sides take turns going first, round after round, the client's ceiling last."""
@@ -181,8 +187,9 @@ def measure(runs: int, counts: Counts) -> tuple[list[dict], dict[str, float], st
         for run in range(runs):
             figures = {}
             for side in (fauxka, other) if run % 2 == 0 else (other, fauxka):
-                print(f"round {run + 1}/{runs}: {side.name}", flush=True)
                 figures[side.name] = one_round(side, counts)
+                print(f"round {run + 1}/{runs} {side.name}: "
+                      + ", ".join(f"{k} {_brief(v)}" for k, v in figures[side.name].items()), flush=True)
             rounds.append(figures)
             ceiling.append(ceilings(counts))
         rounds[0]["tansu"]["failover_s"] = failover(other)
