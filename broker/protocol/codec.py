@@ -10,7 +10,7 @@ from kio.index import load_request_schema, load_response_schema
 from kio.serial import entity_reader, entity_writer
 from kio.serial.errors import SerialError
 
-from . import extra_schemas, old_versions
+from . import old_versions
 from .api_table import Api
 from .derive import to_public, to_wire, wire_class
 from .framing import with_size_prefix
@@ -51,19 +51,12 @@ def peek(frame: bytes) -> tuple[int, int, int]:
 
 @functools.cache
 def request_schema(key: int, version: int) -> type:
-    """kio's class for the request, or one declared (extra_schemas) or derived (old_versions) for a
-    version kio lacks."""
-    extra = extra_schemas.lookup(key, version)
-    if extra:
-        return extra[0]
+    """kio's class for the request, or the one old_versions derives or declares for a version kio lacks."""
     return old_versions.request_class(key, version) or load_request_schema(key, version)
 
 
 @functools.cache
 def response_schema(key: int, version: int) -> type:
-    extra = extra_schemas.lookup(key, version)
-    if extra:
-        return extra[1]
     cls = old_versions.response_class(key, version) or load_response_schema(key, version)
     if key in _INT64_TIMESTAMPS:  # delegation tokens: -1 timestamps, which kio cannot read as datetimes
         return int64_timestamps(cls)

@@ -18,15 +18,16 @@ import functools
 
 from kio.index import load_request_schema, load_response_schema
 from kio.schema.index import api_key_map, schema_name_map
+from kio.schema.types import TopicName
+from kio.static.constants import EntityType
 from kio.static.primitive import i32, i64
 
-from kio.static.constants import EntityType
-
 from .declare import declared_class, declared_versions
-from .derive import Add, Derivation, Drop, derive
+from .derive import REQUIRED, Add, Derivation, Drop, derive
 
 _I32_MAX = 2**31 - 1
 _ZERO = datetime.timedelta(0)
+_BY_NAME = (Drop("topics.topic_id", None), Add("topics.topic_name", "string", TopicName, REQUIRED, after=None))
 
 # key -> version -> (request derivation, response derivation)
 OLD: dict[int, dict[int, tuple[Derivation, Derivation]]] = {
@@ -89,6 +90,11 @@ OLD: dict[int, dict[int, tuple[Derivation, Derivation]]] = {
     },
     **{key: {0: (Derivation(1), Derivation(1))}  # the same wire format as v1 (v1: throttle before the response)
        for key in (34, 35, 38, 39, 40, 41)},  # AlterReplicaLogDirs, DescribeLogDirs, delegation tokens
+    56: {  # AlterPartition (flexible 0+): TopicName 0-1, TopicId 2+; LeaderRecoveryState 1+ (KIP-704)
+        **{v: (Derivation(2, _BY_NAME + (Drop("topics.partitions.leader_recovery_state", 0),) * (v == 0)),
+               Derivation(2, _BY_NAME + (Drop("topics.partitions.leader_recovery_state", 0),) * (v == 0)))
+           for v in (0, 1)},
+    },
     27: {  # WriteTxnMarkers: v0 is v1 without flexible encoding ("flexibleVersions": "1+")
         0: (Derivation(1, flexible=False), Derivation(1, flexible=False)),
     },
