@@ -1,5 +1,6 @@
 """Request and response encoding. Every message body goes through kio."""
 
+import dataclasses
 import functools
 import io
 import struct
@@ -106,19 +107,25 @@ def encode_response(correlation_id: int, response: Any) -> bytes:
 
 
 def encode_request(request: Any, correlation_id: int, client_id: str | None) -> bytes:
-    """The framed request, as a client sends it."""
+    """The framed request, as a client sends it (ControlledShutdown v0's header v0 has no client id)."""
     cls = type(request)
     header_cls = cls.__header_schema__
+    named = {"client_id": client_id} if _has_client_id(header_cls) else {}
     header = header_cls(
         request_api_key=cls.__api_key__,
         request_api_version=cls.__version__,
         correlation_id=correlation_id,
-        client_id=client_id,
+        **named,
     )
     buf = io.BytesIO()
     _writer(header_cls)(buf, header)
     _writer(cls)(buf, request)
     return with_size_prefix(buf.getvalue())
+
+
+@functools.cache
+def _has_client_id(header_cls: type) -> bool:
+    return any(f.name == "client_id" for f in dataclasses.fields(header_cls))
 
 
 def decode_response(frame: bytes, request_cls: type) -> tuple[int, Any]:
