@@ -79,7 +79,7 @@ def _entity(name: str, key: int, entity_type: EntityType, version: int, flexible
 
 
 @dataclass(frozen=True, slots=True)
-class Api:
+class Declared:
     """An api as its two message JSON files read: names as in the JSON, in snake case."""
     name: str
     versions: range  # "validVersions"
@@ -92,7 +92,7 @@ class Api:
 _SINCE_2 = range(2, 1 << 15)
 
 DECLARED = {
-    7: Api("ControlledShutdown", range(0, 4), 3,
+    7: Declared("ControlledShutdown", range(0, 4), 3,
            (Field("broker_id", "int32", BrokerId), Field("broker_epoch", "int64", i64, -1, versions=_SINCE_2)),
            (Field("error_code", "error_code", ErrorCode),
             Struct("remaining_partitions", "RemainingPartition",

@@ -6,10 +6,12 @@ A handler reads and builds every version with the field names of the kio version
 base: a dropped field reads as Kafka's JSON default (e.g. `transactional_id` is None in Produce
 v0-v2) and is silently left out when encoding; an added field (ListOffsets v0's
 `old_style_offsets`, OffsetCommit v1's `commit_timestamp`) exists only on that version's class.
+AlterPartition v0-v1 (kio starts at v2) carry `topic_name` where v2 has `topic_id` (None there).
 
-Apis kio has no version of at all (ControlledShutdown) are declared in declare.py and served by
-the same two functions. `request_class`/`response_class` are what codec.request_schema/response_schema consult;
-`version_range(key)` is the lowest and highest version this project can encode for an api
+Apis kio has no version of at all (ControlledShutdown v0-v3, v0 with request header v0) are
+declared in declare.py and served by the same two functions: this module is the one place the
+codec asks for a class kio lacks. `request_class`/`response_class` are what
+codec.request_schema/response_schema consult; `version_range(key)` is the lowest and highest version this project can encode for an api
 (kio's plus the ones here), for the api table and ApiVersions.
 """
 
