@@ -11,8 +11,9 @@ AlterPartition v0-v1 (kio starts at v2) carry `topic_name` where v2 has `topic_i
 Apis kio has no version of at all (ControlledShutdown v0-v3, v0 with request header v0) are
 declared in declare.py and served by the same two functions: this module is the one place the
 codec asks for a class kio lacks. `request_class`/`response_class` are what
-codec.request_schema/response_schema consult; `version_range(key)` is the lowest and highest version this project can encode for an api
-(kio's plus the ones here), for the api table and ApiVersions.
+codec.request_schema/response_schema consult; `version_range(key)` is the lowest and highest
+version this project can encode for an api (kio's plus the ones here), for the api table and
+ApiVersions.
 """
 
 import datetime
