@@ -1,7 +1,7 @@
 """ControlledShutdown v0-v3: a broker about to stop asks the controller to move its leaderships.
 
 v0 has a request header without client id; v2 adds broker_epoch (a stale one: STALE_BROKER_EPOCH);
-v3 is flexible. Schemas are fauxka's own (kio lacks this api): broker/protocol/extra_schemas.py.
+v3 is flexible. kio lacks this api: its schemas are declared in broker/protocol/declare.py.
 Kafka (KafkaApis.handleControlledShutdownRequest, KafkaController.doControlledShutdown):
 CLUSTER_ACTION on the Cluster; not the controller: NOT_CONTROLLER; an unknown broker:
 BROKER_NOT_AVAILABLE; else leaderships move to another live in-sync replica, the broker leaves

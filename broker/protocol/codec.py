@@ -1,5 +1,6 @@
 """Request and response encoding. Every message body goes through kio."""
 
+import dataclasses
 import functools
 import io
 import struct
@@ -10,7 +11,7 @@ from kio.index import load_request_schema, load_response_schema
 from kio.serial import entity_reader, entity_writer
 from kio.serial.errors import SerialError
 
-from . import extra_schemas, old_versions
+from . import old_versions
 from .api_table import Api
 from .derive import to_public, to_wire, wire_class
 from .framing import with_size_prefix
@@ -51,19 +52,12 @@ def peek(frame: bytes) -> tuple[int, int, int]:
 
 @functools.cache
 def request_schema(key: int, version: int) -> type:
-    """kio's class for the request, or one declared (extra_schemas) or derived (old_versions) for a
-    version kio lacks."""
-    extra = extra_schemas.lookup(key, version)
-    if extra:
-        return extra[0]
+    """kio's class for the request, or the one old_versions derives or declares for a version kio lacks."""
     return old_versions.request_class(key, version) or load_request_schema(key, version)
 
 
 @functools.cache
 def response_schema(key: int, version: int) -> type:
-    extra = extra_schemas.lookup(key, version)
-    if extra:
-        return extra[1]
     cls = old_versions.response_class(key, version) or load_response_schema(key, version)
     if key in _INT64_TIMESTAMPS:  # delegation tokens: -1 timestamps, which kio cannot read as datetimes
         return int64_timestamps(cls)
@@ -113,19 +107,25 @@ def encode_response(correlation_id: int, response: Any) -> bytes:
 
 
 def encode_request(request: Any, correlation_id: int, client_id: str | None) -> bytes:
-    """The framed request, as a client sends it."""
+    """The framed request, as a client sends it (ControlledShutdown v0's header v0 has no client id)."""
     cls = type(request)
     header_cls = cls.__header_schema__
+    named = {"client_id": client_id} if _has_client_id(header_cls) else {}
     header = header_cls(
         request_api_key=cls.__api_key__,
         request_api_version=cls.__version__,
         correlation_id=correlation_id,
-        client_id=client_id,
+        **named,
     )
     buf = io.BytesIO()
     _writer(header_cls)(buf, header)
     _writer(cls)(buf, request)
     return with_size_prefix(buf.getvalue())
+
+
+@functools.cache
+def _has_client_id(header_cls: type) -> bool:
+    return any(f.name == "client_id" for f in dataclasses.fields(header_cls))
 
 
 def decode_response(frame: bytes, request_cls: type) -> tuple[int, Any]:

@@ -5,18 +5,36 @@ kio is generated from Kafka 4.x, which removed the ZooKeeper-mode inter-broker a
 its schema is declared here field by field, the way Kafka's message JSON reads, and the classes
 made are the same kind of frozen dataclass kio generates (same `kafka_type` metadata, same class
 variables), so codec, build and the length guard treat them like any kio class.
+
+ControlledShutdown v0 is the one request Kafka sends with request header v0, which has no client
+id (ControlledShutdownRequest.json: "Version 0 ... has a non-standard request header which does
+not include clientId"; Kafka's RequestHeader.apiVersion/headerVersion special-case it).
 """
 
 import functools
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from kio.schema.errors import ErrorCode
 from kio.schema.types import BrokerId, TopicName
 from kio.static.constants import EntityType
-from kio.static.primitive import i32, i64
+from kio.static.primitive import i16, i32, i64
 
 from .derive import Derivation, Drop, derive, header_for, make_entity
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RequestHeaderV0:
+    """Kafka's request header v0: api key, api version, correlation id; no client id (reads as None)."""
+
+    __type__: ClassVar = EntityType.header
+    __version__: ClassVar[i16] = i16(0)
+    __flexible__: ClassVar[bool] = False
+    client_id: ClassVar[None] = None
+    request_api_key: i16 = field(metadata={"kafka_type": "int16"})
+    request_api_version: i16 = field(metadata={"kafka_type": "int16"})
+    correlation_id: i32 = field(metadata={"kafka_type": "int32"})
+
 
 _NONE: Any = type("NoDefault", (), {"__repr__": lambda self: "<required>"})()
 
@@ -52,7 +70,7 @@ def _entity(name: str, key: int, entity_type: EntityType, version: int, flexible
     for f in fields:
         if isinstance(f, Struct):
             sub = _entity(f.class_name, key, EntityType.nested, version, flexible, header, f.fields)
-            specs.append((f.name, tuple[sub, ...], field()))
+            specs.append((f.name, tuple[sub, ...], field(default=())))  # Kafka: an absent array is empty
         else:
             extra = {} if f.default is _NONE else {"default": f.default}
             specs.append((f.name, f.annotation, field(metadata={"kafka_type": f.kafka_type}, **extra)))
@@ -60,31 +78,43 @@ def _entity(name: str, key: int, entity_type: EntityType, version: int, flexible
                        f"{name}, declared from Kafka 3.9's message JSON.")
 
 
+@dataclass(frozen=True, slots=True)
+class Declared:
+    """An api as its two message JSON files read: names as in the JSON, in snake case."""
+    name: str
+    versions: range  # "validVersions"
+    flexible_from: int  # "flexibleVersions": "3+" is 3
+    request: tuple[Field | Struct, ...]
+    response: tuple[Field | Struct, ...]
+    header_v0: range = range(0)  # request versions sent with request header v0
+
+
 _SINCE_2 = range(2, 1 << 15)
 
-# key -> (lowest, highest, flexible from, request fields, response fields); names as in the JSON
 DECLARED = {
-    7: ("ControlledShutdown", 1, 3, 3,  # v0 uses request header v0 (no client id): not declared
-        (Field("broker_id", "int32", BrokerId), Field("broker_epoch", "int64", i64, -1, versions=_SINCE_2)),
-        (Field("error_code", "error_code", ErrorCode),
-         Struct("remaining_partitions", "RemainingPartition",
-                (Field("topic_name", "string", TopicName), Field("partition_index", "int32", i32))))),
+    7: Declared("ControlledShutdown", range(0, 4), 3,
+           (Field("broker_id", "int32", BrokerId), Field("broker_epoch", "int64", i64, -1, versions=_SINCE_2)),
+           (Field("error_code", "error_code", ErrorCode),
+            Struct("remaining_partitions", "RemainingPartition",
+                   (Field("topic_name", "string", TopicName), Field("partition_index", "int32", i32)))),
+           header_v0=range(0, 1)),
 }
 
 
 @functools.cache
 def declared_class(key: int, version: int, entity_type: EntityType) -> type | None:
-    entry = DECLARED.get(key)
-    if entry is None or not entry[1] <= version <= entry[2]:
+    api = DECLARED.get(key)
+    if api is None or version not in api.versions:
         return None
-    name, _, highest, flexible_from, request, response = entry
     is_request = entity_type is EntityType.request
-    fields = request if is_request else response
-    every = declare(name + ("Request" if is_request else "Response"), key, entity_type, highest,
-                    highest >= flexible_from, fields)
+    fields = api.request if is_request else api.response
+    highest = api.versions[-1]
+    every = declare(api.name + ("Request" if is_request else "Response"), key, entity_type, highest,
+                    highest >= api.flexible_from, fields)
+    header = RequestHeaderV0 if is_request and version in api.header_v0 else None
     # each version: every field, minus those it lacks on the wire, which keep their defaults
     return derive(every, version, Derivation(highest, tuple(_drops(fields, version, "")),
-                                             flexible=version >= flexible_from))
+                                             flexible=version >= api.flexible_from, header=header))
 
 
 _ZERO = {"int8": 0, "int16": 0, "int32": 0, "int64": 0, "string": "", "bool": False, "bytes": b"",
@@ -101,5 +131,5 @@ def _drops(fields: tuple, version: int, path: str):
 
 
 def declared_versions(key: int) -> range:
-    entry = DECLARED.get(key)
-    return range(0) if entry is None else range(entry[1], entry[2] + 1)
+    api = DECLARED.get(key)
+    return range(0) if api is None else api.versions

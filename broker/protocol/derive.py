@@ -32,6 +32,7 @@ from kio.static.constants import EntityType
 from kio.static.primitive import i16
 
 _NO_DEFAULT: Any = type("NoDefault", (), {"__repr__": lambda self: "<kio default>"})()
+REQUIRED: Any = _NO_DEFAULT  # an Add without a default: build must be given it
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +55,7 @@ class Derivation:
     base: int  # the kio version it starts from
     changes: tuple[Drop | Add, ...] = ()
     flexible: bool | None = None  # None: as the base version
+    header: type | None = None  # None: the header kio pairs with that flexibility (see header_for)
 
 
 # public class -> (wire class, plan); classes derived without changes are their own wire class
@@ -63,7 +65,7 @@ _WIRE: dict[type, type] = {}
 def derive(base_cls: type, version: int, derivation: Derivation) -> type:
     """The public class of `version`, derived from `base_cls` (a kio class, or one declare.py made)."""
     flexible = base_cls.__flexible__ if derivation.flexible is None else derivation.flexible
-    header = _header(base_cls, flexible)
+    header = derivation.header or _header(base_cls, flexible)
     changes: dict[str, list] = {}
     for change in derivation.changes:
         parent, _, name = change.path.rpartition(".")

@@ -6,11 +6,14 @@ A handler reads and builds every version with the field names of the kio version
 base: a dropped field reads as Kafka's JSON default (e.g. `transactional_id` is None in Produce
 v0-v2) and is silently left out when encoding; an added field (ListOffsets v0's
 `old_style_offsets`, OffsetCommit v1's `commit_timestamp`) exists only on that version's class.
+AlterPartition v0-v1 (kio starts at v2) carry `topic_name` where v2 has `topic_id` (None there).
 
-Apis kio has no version of at all (ControlledShutdown) are declared in declare.py and served by
-the same two functions. `request_class`/`response_class` are what codec.request_schema/response_schema consult;
-`version_range(key)` is the lowest and highest version this project can encode for an api
-(kio's plus the ones here), for the api table and ApiVersions.
+Apis kio has no version of at all (ControlledShutdown v0-v3, v0 with request header v0) are
+declared in declare.py and served by the same two functions: this module is the one place the
+codec asks for a class kio lacks. `request_class`/`response_class` are what
+codec.request_schema/response_schema consult; `version_range(key)` is the lowest and highest
+version this project can encode for an api (kio's plus the ones here), for the api table and
+ApiVersions.
 """
 
 import datetime
@@ -18,15 +21,16 @@ import functools
 
 from kio.index import load_request_schema, load_response_schema
 from kio.schema.index import api_key_map, schema_name_map
+from kio.schema.types import TopicName
+from kio.static.constants import EntityType
 from kio.static.primitive import i32, i64
 
-from kio.static.constants import EntityType
-
 from .declare import declared_class, declared_versions
-from .derive import Add, Derivation, Drop, derive
+from .derive import REQUIRED, Add, Derivation, Drop, derive
 
 _I32_MAX = 2**31 - 1
 _ZERO = datetime.timedelta(0)
+_BY_NAME = (Drop("topics.topic_id", None), Add("topics.topic_name", "string", TopicName, REQUIRED, after=None))
 
 # key -> version -> (request derivation, response derivation)
 OLD: dict[int, dict[int, tuple[Derivation, Derivation]]] = {
@@ -89,6 +93,11 @@ OLD: dict[int, dict[int, tuple[Derivation, Derivation]]] = {
     },
     **{key: {0: (Derivation(1), Derivation(1))}  # the same wire format as v1 (v1: throttle before the response)
        for key in (34, 35, 38, 39, 40, 41)},  # AlterReplicaLogDirs, DescribeLogDirs, delegation tokens
+    56: {  # AlterPartition (flexible 0+): TopicName 0-1, TopicId 2+; LeaderRecoveryState 1+ (KIP-704)
+        **{v: (Derivation(2, _BY_NAME + (Drop("topics.partitions.leader_recovery_state", 0),) * (v == 0)),
+               Derivation(2, _BY_NAME + (Drop("topics.partitions.leader_recovery_state", 0),) * (v == 0)))
+           for v in (0, 1)},
+    },
     27: {  # WriteTxnMarkers: v0 is v1 without flexible encoding ("flexibleVersions": "1+")
         0: (Derivation(1, flexible=False), Derivation(1, flexible=False)),
     },

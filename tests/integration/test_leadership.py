@@ -174,9 +174,16 @@ def test_producer_id_blocks_are_distinct_across_brokers(make_cluster):
     assert int(response.error_code) == 41  # NOT_CONTROLLER
     response = send(cluster.controller_address(), 67, 0, {"broker_id": 99, "broker_epoch": -1})
     assert int(response.error_code) == 77  # STALE_BROKER_EPOCH: not a live broker
-    # ControlledShutdown (fauxka's own schemas) through the wire: unknown broker, wrong broker
+    # ControlledShutdown (declared: kio lacks it) through the wire: unknown broker, wrong broker
     assert int(send(cluster.controller_address(), 7, 1, {"broker_id": 99}).error_code) == 8  # BROKER_NOT_AVAILABLE
     assert int(send(cluster.address_of(plain), 7, 3, {"broker_id": plain}).error_code) == 41
+    assert int(send(cluster.controller_address(), 7, 0, {"broker_id": 99}).error_code) == 8  # header v0
+    # AlterPartition v0-v1 (derived from kio's v2: topics by name)
+    by_name = {"broker_id": 99, "broker_epoch": -1, "topics": [{"topic_name": "t", "partitions": [
+        {"partition_index": 0, "leader_epoch": 0, "new_isr": [99], "leader_recovery_state": 0, "partition_epoch": 0}]}]}
+    for version in (0, 1):
+        assert int(send(cluster.address_of(plain), 56, version, by_name).error_code) == 41  # NOT_CONTROLLER
+        assert int(send(cluster.controller_address(), 56, version, by_name).error_code) == 77  # not a live broker
 
 
 def rejoin_isr(cluster, topic: str, partition: int, broker_id: int, check_stale: bool = False) -> None:

@@ -3,7 +3,7 @@ written from Kafka 3.9.0's clients/src/main/resources/common/message/*.json with
 own primitives, for tests/unit/test_old_versions.py."""
 
 from kafka.protocol.old.api import Request, Response
-from kafka.protocol.old.types import (Array, Boolean, Bytes, CompactArray, CompactString, Int16, Int32, Int64,
+from kafka.protocol.old.types import (Array, Boolean, Bytes, CompactArray, CompactString, Int8, Int16, Int32, Int64,
                                       Schema, String, TaggedFields)
 
 _STR = String("utf-8")
@@ -60,3 +60,22 @@ CONTROLLED_SHUTDOWN = {  # ControlledShutdownRequest.json / ControlledShutdownRe
         _struct(Response, 7, 3, ("error_code", Int16), ("remaining_partitions", CompactArray(
             ("topic_name", CompactString("utf-8")), ("partition_index", Int32), _TAGS)), _TAGS, flexible=True)),
 }
+
+
+def _alter_partition_partition(version: int, *fields):
+    return ("partitions", CompactArray(("partition_index", Int32), *fields,
+                                       *((("leader_recovery_state", Int8),) if version else ()),
+                                       ("partition_epoch", Int32), _TAGS))
+
+
+ALTER_PARTITION = {  # AlterPartitionRequest.json / AlterPartitionResponse.json: flexible 0+, TopicName 0-1
+    v: (_struct(Request, 56, v, ("broker_id", Int32), ("broker_epoch", Int64), ("topics", CompactArray(
+            ("topic_name", CompactString("utf-8")),
+            _alter_partition_partition(v, ("leader_epoch", Int32), ("new_isr", CompactArray(Int32))), _TAGS)),
+            _TAGS, flexible=True),
+        _struct(Response, 56, v, ("throttle_time_ms", Int32), ("error_code", Int16), ("topics", CompactArray(
+            ("topic_name", CompactString("utf-8")),
+            _alter_partition_partition(v, ("error_code", Int16), ("leader_id", Int32), ("leader_epoch", Int32),
+                                       ("isr", CompactArray(Int32))), _TAGS)),
+            _TAGS, flexible=True))
+    for v in (0, 1)}

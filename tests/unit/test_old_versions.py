@@ -55,6 +55,8 @@ REQUESTS = [  # (key, version, kafka-python class, value in wire order)
     (41, 0, k39.DESCRIBE_DELEGATION_TOKEN_V0[0], (PRINCIPALS,)),
     (7, 1, k39.CONTROLLED_SHUTDOWN[1][0], (2,)),
     *[(7, v, k39.CONTROLLED_SHUTDOWN[v][0], (2, 17)) for v in (2, 3)],
+    (56, 0, k39.ALTER_PARTITION[0][0], (1, 9, (("t", ((0, 2, (1, 2), 4), (3, 5, (), 0))), ("u", ())))),
+    (56, 1, k39.ALTER_PARTITION[1][0], (1, -1, (("t", ((0, 2, (1, 2), 1, 4),)),))),
 ]
 RESPONSES = [  # (key, version, kafka-python class, value in wire order)
     (0, 0, produce.ProduceResponse[0], ((("t", ((0, 0, 17), (3, 6, -1))),),)),
@@ -87,6 +89,9 @@ RESPONSES = [  # (key, version, kafka-python class, value in wire order)
                                                         PRINCIPALS),), 0)),
     *[(7, v, k39.CONTROLLED_SHUTDOWN[v][1], (0, (("t", 0), ("u", 3)))) for v in (1, 2, 3)],
     (7, 3, k39.CONTROLLED_SHUTDOWN[3][1], (35, ())),
+    (56, 0, k39.ALTER_PARTITION[0][1], (25, 0, (("t", ((0, 0, 1, 2, (1, 2), 4), (1, 58, -1, -1, (), -1))),))),
+    (56, 1, k39.ALTER_PARTITION[1][1], (0, 0, (("t", ((0, 0, 1, 2, (1, 2), 1, 4),)),))),
+    (56, 1, k39.ALTER_PARTITION[1][1], (0, 41, ())),
 ]
 _ID = lambda case: f"{case[0]}v{case[1]}"  # noqa: E731
 
@@ -246,7 +251,8 @@ def test_version_range_joins_kio_and_derived_versions():
     assert old_versions.version_range(1) == (0, 18)
     assert old_versions.lowest_version(23) == 0
     assert old_versions.lowest_version(3) == 0  # Metadata: all in kio
-    assert old_versions.version_range(7) == (1, 3)  # ControlledShutdown: declared, not in kio
+    assert old_versions.version_range(7) == (0, 3)  # ControlledShutdown: declared, not in kio
+    assert old_versions.version_range(56) == (0, 3)  # AlterPartition: v0-v1 derived, v2-v3 kio's
     assert old_versions.version_range(4) is None  # LeaderAndIsr: neither kio nor a declaration
     assert old_versions.request_class(0, 3) is None  # kio has it
 
@@ -318,3 +324,40 @@ def test_random_bodies_decode_or_fail_as_parse_errors(api, body):
     except codec.RequestParseError:
         return
     assert type(request.body) is codec.request_schema(key, version)
+
+
+def test_controlled_shutdown_v0_has_request_header_v0():
+    """ControlledShutdownRequest.json: v0's header has no client id; kafka-python cannot send it."""
+    cls = codec.request_schema(7, 0)
+    framed = codec.encode_request(build(cls, {"broker_id": 3}), correlation_id=5, client_id="ignored")
+    assert framed[4:] == bytes.fromhex("0007" "0000" "00000005" "00000003")
+    request = codec.decode_request(framed[4:], _api(7), 0)
+    assert (request.correlation_id, request.client_id, request.body.broker_id) == (5, None, 3)
+    assert request.body.broker_epoch == -1  # BrokerEpoch 2+: Kafka's default
+    v1 = codec.encode_request(build(codec.request_schema(7, 1), {"broker_id": 3}), correlation_id=5, client_id="c")
+    assert v1[4:] == bytes.fromhex("0007" "0001" "00000005" "0001" "63" "00000003")  # header v1: client id "c"
+
+
+@pytest.mark.parametrize("version", [0, 1, 2, 3])
+def test_controlled_shutdown_round_trips_with_the_handler_names(version):
+    request = build(codec.request_schema(7, version), {"broker_id": 3, "broker_epoch": 42})
+    decoded = codec.decode_request(codec.encode_request(request, 5, "c")[4:], _api(7), version)
+    assert (decoded.header.correlation_id, decoded.body.broker_id) == (5, 3)
+    assert decoded.body.broker_epoch == (42 if version >= 2 else -1)
+    response = build(codec.response_schema(7, version), {"error_code": 0, "remaining_partitions": [
+        {"topic_name": "t", "partition_index": 1}]})
+    _, back = codec.decode_response(codec.encode_response(5, response)[4:], type(request))
+    assert [(p.topic_name, p.partition_index) for p in back.remaining_partitions] == [("t", 1)]
+    assert build(codec.response_schema(7, version), {"error_code": 35}).remaining_partitions == ()
+
+
+@pytest.mark.parametrize("version", [0, 1])
+def test_alter_partition_by_topic_name(version):
+    """v0-v1 name topics (v2 uses ids); LeaderRecoveryState is on the wire from v1 only."""
+    request = build(codec.request_schema(56, version), {"broker_id": 1, "topics": [{"topic_name": "t", "partitions": [
+        {"partition_index": 0, "leader_epoch": 2, "new_isr": [1, 2], "leader_recovery_state": 1,
+         "partition_epoch": 4}]}]})
+    body = codec.decode_request(codec.encode_request(request, 5, "c")[4:], _api(56), version).body
+    (p,) = body.topics[0].partitions
+    assert (body.topics[0].topic_name, body.topics[0].topic_id, p.new_isr, p.partition_epoch) == ("t", None, (1, 2), 4)
+    assert p.leader_recovery_state == version  # v0: Kafka's default 0, whatever was built
