@@ -18,6 +18,7 @@ from .handlers import api_versions
 from .protocol import api_table
 from .protocol.codec import RequestParseError, decode_request, encode_response, peek
 from .protocol.framing import FrameError, read_frame, with_size_prefix
+from .tls import handshake
 
 if TYPE_CHECKING:
     from .app import Broker
@@ -65,9 +66,15 @@ class Server:
         gauge = self._broker.metrics.connections.labels(endpoint.listener)
         gauge.inc()
         conn = Connection(endpoint, peer[0])
-        conn.sasl = new_session(self._broker, conn)  # None on a PLAINTEXT listener
         max_bytes = self._broker.config["socket.request.max.bytes"]
+        tls_settings = self._broker.config.tls
         try:
+            tls = tls_settings.listeners.get(endpoint.listener)
+            if tls is not None:  # SSL / SASL_SSL: the handshake first, then the client certificate's principal
+                principal = await handshake.accept(tls, writer, tls_settings.handshake_timeout_s)
+                if principal is not None and endpoint.security_protocol == "SSL":
+                    conn.principal = principal
+            conn.sasl = new_session(self._broker, conn)  # None on a PLAINTEXT or SSL listener
             while True:
                 authenticating = conn.sasl is not None and not conn.sasl.complete
                 frame = await read_frame(reader, conn.sasl.max_receive if authenticating else max_bytes)
@@ -82,6 +89,9 @@ class Server:
         except (FrameError, RequestParseError) as exc:
             log.warning("closing connection", reason=str(exc))
             self._broker.metrics.closed_connections.labels(type(exc).__name__).inc()
+        except handshake.TlsRejected as exc:
+            log.warning("closing connection", reason=str(exc))
+            self._broker.metrics.closed_connections.labels(exc.kind).inc()
         except (ConnectionError, OSError):
             pass  # the peer went away
         except Exception as exc:  # a handler bug: log it, drop this connection, keep serving the others
