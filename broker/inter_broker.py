@@ -35,7 +35,7 @@ async def connect(broker: "Broker", broker_id: int, timeout_s: float, client_id:
     except ssl.SSLError as exc:
         raise InterBrokerConnectError(f"TLS handshake with broker {broker_id} failed: {exc.reason or exc}") from None
     except (OSError, asyncio.TimeoutError) as exc:
-        raise InterBrokerConnectError(f"broker {broker_id} unreachable: {exc or type(exc).__name__}") from None
+        raise InterBrokerConnectError(f"broker {broker_id} unreachable: {str(exc) or type(exc).__name__}") from None
     credentials = inter_broker_credentials(broker.config)
     if credentials is not None:  # a SASL inter-broker listener: log in as this broker
         try:

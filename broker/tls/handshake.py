@@ -31,13 +31,13 @@ def subject_dn(der: bytes) -> str:
 async def accept(tls: ListenerTls, writer: asyncio.StreamWriter, timeout_s: float) -> str | None:
     """Run the handshake on `writer`; the principal of the client certificate, or None without one."""
     try:
-        await asyncio.wait_for(writer.start_tls(tls.context, ssl_handshake_timeout=timeout_s), timeout_s + 1)
+        await asyncio.wait_for(writer.start_tls(tls.context, ssl_handshake_timeout=timeout_s + 5), timeout_s)
     except (asyncio.TimeoutError, TimeoutError):
         raise TlsRejected(f"TLS handshake not finished within {timeout_s}s", "tls_timeout") from None
     except ssl.SSLError as exc:
         raise TlsRejected(f"TLS handshake failed: {exc.reason or exc}", "tls_handshake") from None
     except (ConnectionError, OSError, EOFError) as exc:
-        raise TlsRejected(f"TLS handshake failed: {exc or type(exc).__name__}", "tls_handshake") from None
+        raise TlsRejected(f"TLS handshake failed: {str(exc) or type(exc).__name__}", "tls_handshake") from None
     ssl_object = writer.get_extra_info("ssl_object")
     der = ssl_object.getpeercert(binary_form=True) if ssl_object is not None else None
     if not der:
