@@ -71,6 +71,7 @@ class Server:
         try:
             tls = tls_settings.listeners.get(endpoint.listener)
             if tls is not None:  # SSL / SASL_SSL: the handshake first, then the client certificate's principal
+                reader = writer = handshake.TlsStream(tls.context, reader, writer)  # the plain stream underneath
                 principal = await handshake.accept(tls, writer, tls_settings.handshake_timeout_s)
                 if principal is not None and endpoint.security_protocol == "SSL":
                     conn.principal = principal

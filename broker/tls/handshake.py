@@ -1,4 +1,5 @@
-"""The server side of a TLS connection: the handshake, then the principal of the client certificate.
+"""The server side of a TLS connection: the handshake (broker/tls/stream.py), then the principal of the client
+certificate.
 
 Kafka's SslTransportLayer + DefaultKafkaPrincipalBuilder: on an SSL listener the principal is
 `User:` + ssl.principal.mapping.rules applied to the certificate's subject DN (RFC 2253, most specific
@@ -13,6 +14,7 @@ import ssl
 from model.ssl_principal import NoMatchingRule, principal_name
 
 from .settings import ListenerTls
+from .stream import TlsStream
 
 
 class TlsRejected(Exception):
@@ -28,18 +30,17 @@ def subject_dn(der: bytes) -> str:
     return x509.load_der_x509_certificate(der).subject.rfc4514_string()
 
 
-async def accept(tls: ListenerTls, writer: asyncio.StreamWriter, timeout_s: float) -> str | None:
-    """Run the handshake on `writer`; the principal of the client certificate, or None without one."""
+async def accept(tls: ListenerTls, stream: TlsStream, timeout_s: float) -> str | None:
+    """Run the handshake on `stream`; the principal of the client certificate (None without one)."""
     try:
-        await asyncio.wait_for(writer.start_tls(tls.context, ssl_handshake_timeout=timeout_s + 5), timeout_s)
+        await asyncio.wait_for(stream.handshake(), timeout_s)
     except (asyncio.TimeoutError, TimeoutError):
         raise TlsRejected(f"TLS handshake not finished within {timeout_s}s", "tls_timeout") from None
     except ssl.SSLError as exc:
         raise TlsRejected(f"TLS handshake failed: {exc.reason or exc}", "tls_handshake") from None
     except (ConnectionError, OSError, EOFError) as exc:
         raise TlsRejected(f"TLS handshake failed: {str(exc) or type(exc).__name__}", "tls_handshake") from None
-    ssl_object = writer.get_extra_info("ssl_object")
-    der = ssl_object.getpeercert(binary_form=True) if ssl_object is not None else None
+    der = stream.ssl_object.getpeercert(binary_form=True)
     if not der:
         return None
     dn = subject_dn(der)
