@@ -39,6 +39,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="a broker property for every broker; repeatable")
     p.add_argument("--detach", action="store_true", help="return once ready; stop with `fauxka down`")
     p.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for readiness")
+    p.add_argument("--tls", action="store_true",
+                   help="SSL listeners (brokers between each other too) with a throw-away CA made in DATA_DIR/tls; "
+                        "prints the client settings")
 
     p = sub.add_parser("down", help="stop a cluster started with `up --detach`")
     p.add_argument("--data-dir", type=Path, default=Path(".fauxka"))
@@ -68,7 +71,8 @@ def main(argv: list[str] | None = None) -> int:
         return launcher.up(launcher.UpOptions(
             brokers=args.brokers, zookeeper=args.zookeeper, zookeeper_port=args.zookeeper_port,
             data_dir=args.data_dir, base_port=args.base_port, metrics_base_port=args.metrics_base_port,
-            overrides=tuple(args.override), detach=args.detach, timeout_s=args.timeout))
+            overrides=tuple(args.override), detach=args.detach, timeout_s=args.timeout,
+            tls=args.tls))
     if args.command == "down":
         return launcher.down(args.data_dir)
     return launcher.status(args.data_dir, args.bootstrap, args.zookeeper)

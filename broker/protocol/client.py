@@ -53,8 +53,9 @@ async def _open(host: str, port: int, timeout: float, ssl: ssl_module.SSLContext
                                                           ssl_handshake_timeout=timeout), timeout)
 
 
-async def request_once(host: str, port: int, request: Any, timeout: float) -> Any:
-    conn = await KafkaConnection.open(host, port, timeout)
+async def request_once(host: str, port: int, request: Any, timeout: float,
+                       ssl: ssl_module.SSLContext | None = None) -> Any:
+    conn = await KafkaConnection.open(host, port, timeout, ssl=ssl)
     try:
         return await conn.send(request, timeout)
     finally:
