@@ -245,3 +245,43 @@ def test_handshake_cut_halfway(tls_cluster, tls_files, hang):
     lines = wait_for(lambda: closing_lines(tls_cluster, 1, fragment)[before:], 5, what="log line")
     assert lines[0]["listener"] == "SSL"
     still_serves(tls_cluster, tls_files)
+
+
+def material_for_host(tmp_path, host: str, ca) -> dict:
+    """Broker key store issued by `ca` for `host` only (PEM), the CA as trust store."""
+    key, cert = certs.issue(ca, "broker", "brokers", (host,))
+    (tmp_path / f"{host}.pem").write_bytes(certs.key_pem(key) + certs.cert_pem(cert))
+    (tmp_path / "ca.pem").write_bytes(certs.cert_pem(ca[1]))
+    return {"ssl.keystore.type": "PEM", "ssl.keystore.location": str(tmp_path / f"{host}.pem"),
+            "ssl.truststore.type": "PEM", "ssl.truststore.location": str(tmp_path / "ca.pem")}
+
+
+def create_at_non_controller(cluster) -> int:
+    from tests.admin_helpers import create_topics, topic_spec
+    controller = cluster.controller_id()
+    other = next(i for i in cluster.brokers if i != controller)
+    return create_topics(cluster.address_of(other), [topic_spec(unique("fwd"), 1, 1)], timeout_ms=5000)[0].error_code
+
+
+def test_forwarding_over_sasl_ssl_without_host_name_checks(make_cluster, tmp_path):
+    """Inter-broker SASL_SSL; the certificate names another host, which is fine with
+    ssl.endpoint.identification.algorithm empty."""
+    overrides = {**material_for_host(tmp_path, "elsewhere.example", certs.make_ca()),
+                 "ssl.endpoint.identification.algorithm": "", "inter.broker.listener.name": "SECURE",
+                 "sasl.mechanism.inter.broker.protocol": "PLAIN",
+                 "listener.name.secure.plain.sasl.jaas.config":
+                     f'{PLAIN} required username="broker" password="b" user_broker="b";'}
+    cluster = make_cluster(2, overrides, extra_listeners={"SECURE": "SASL_SSL"})
+    assert create_at_non_controller(cluster) == 0
+
+
+def test_host_name_checked_between_brokers(make_cluster, tmp_path):
+    """ssl.endpoint.identification.algorithm=https (the default): a broker whose certificate does not
+    name its advertised host is refused by the others; forwarding to it fails with a log line."""
+    overrides = {**material_for_host(tmp_path, "elsewhere.example", certs.make_ca()),
+                 "inter.broker.listener.name": "SSL", "request.timeout.ms": "2000"}
+    cluster = make_cluster(2, overrides, extra_listeners={"SSL": "SSL"})
+    assert create_at_non_controller(cluster) == 7  # REQUEST_TIMED_OUT: no channel to the controller
+    other = next(i for i in cluster.brokers if i != cluster.controller_id())
+    lines = log_lines(cluster, other, "no forwarding channel to the controller")
+    assert lines and "CERTIFICATE_VERIFY_FAILED" in lines[0]["error"]
