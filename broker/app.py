@@ -25,6 +25,7 @@ from .forwarding import ForwardingManager
 from .config import BrokerConfig
 from .metadata_cache import MetadataCache
 from .metrics import BrokerMetrics
+from .quotas import Quotas
 from .registration import BrokerIdTaken, register
 from .server import Server
 
@@ -46,6 +47,7 @@ class Broker:
         self.authorizer = load_authorizer(config, self.zk, log)
         self.tokens = TokenCache(self.zk, tokens.settings(config), log)  # delegation tokens, with a secret key
         self.forwarding = ForwardingManager(self)
+        self.quotas = Quotas(self.zk, config, log, self.metrics)  # client quotas, enforced
         self.server = Server(self)
         self._stopped = asyncio.Event()
         self._fatal: BaseException | None = None
@@ -76,6 +78,7 @@ class Broker:
         self.cache.subscribe(self._on_cache_event)
         self.applied.start()
         self.cache.start()
+        self.quotas.start()
         await self.cache.wait_synced(timeout_s)
         await register(self.zk, self._registration())
         self.election.start()
@@ -167,6 +170,7 @@ class Broker:
         self.admin.close()
         self.authorizer.close()
         self.tokens.stop()
+        self.quotas.stop()
         self.cache.stop()
         await self.zk.stop()  # closing the session removes our ephemeral nodes at once
         self.metrics.stop()
