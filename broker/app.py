@@ -23,6 +23,7 @@ from .auto_create import AutoTopicCreator
 from .cache_purgatory import CachePurgatory
 from .forwarding import ForwardingManager
 from .config import BrokerConfig
+from .dynamic_config import DynamicConfigApplier
 from .metadata_cache import MetadataCache
 from .metrics import BrokerMetrics
 from .quotas import Quotas
@@ -48,6 +49,7 @@ class Broker:
         self.tokens = TokenCache(self.zk, tokens.settings(config), log)  # delegation tokens, with a secret key
         self.forwarding = ForwardingManager(self)
         self.quotas = Quotas(self.zk, config, log, self.metrics)  # client quotas, enforced
+        self.dynamic_config = DynamicConfigApplier(self)  # dynamic broker configs that take effect
         self.server = Server(self)
         self._stopped = asyncio.Event()
         self._fatal: BaseException | None = None

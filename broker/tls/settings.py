@@ -145,23 +145,33 @@ def _client_auth(originals: dict[str, str], listener: str, protocol: str) -> str
     return value
 
 
-def load(config) -> TlsSettings:
-    """The TLS settings of `config` (a BrokerConfig); TlsConfigError names what is wrong."""
-    listeners = {}
+def listener_tls(originals: dict[str, str], listener: str, protocol: str) -> ListenerTls:
+    """One SSL / SASL_SSL listener's settings from `originals` (static keys, and dynamic ones merged in)."""
+    get = listener_getter(originals, listener)
+    auth = _client_auth(originals, listener, protocol)
     try:
-        for ep in config.listeners:
-            if ep.security_protocol not in TLS_PROTOCOLS:
-                continue
-            get = listener_getter(config.originals, ep.listener)
-            auth = _client_auth(config.originals, ep.listener, ep.security_protocol)
-            try:
-                rules = parse_rules(get("ssl.principal.mapping.rules"))
-            except InvalidRule as exc:
-                raise TlsConfigError(f"Invalid value for configuration ssl.principal.mapping.rules: {exc}") from None
-            listeners[ep.listener] = ListenerTls(ep.listener, server_context(get, auth), auth, rules)
-        inter = config.inter_broker_listener
-        protocol = config.protocol_map.get(inter)
-        client = client_context(listener_getter(config.originals, inter)) if protocol in TLS_PROTOCOLS else None
+        rules = parse_rules(get("ssl.principal.mapping.rules"))
+    except InvalidRule as exc:
+        raise TlsConfigError(f"Invalid value for configuration ssl.principal.mapping.rules: {exc}") from None
+    try:
+        return ListenerTls(listener, server_context(get, auth), auth, rules)
     except KeystoreError as exc:
         raise TlsConfigError(str(exc)) from None
+
+
+def inter_broker_context(originals: dict[str, str], listener: str, protocol: str | None) -> ssl.SSLContext | None:
+    if protocol not in TLS_PROTOCOLS:
+        return None
+    try:
+        return client_context(listener_getter(originals, listener))
+    except KeystoreError as exc:
+        raise TlsConfigError(str(exc)) from None
+
+
+def load(config) -> TlsSettings:
+    """The TLS settings of `config` (a BrokerConfig); TlsConfigError names what is wrong."""
+    listeners = {ep.listener: listener_tls(config.originals, ep.listener, ep.security_protocol)
+                 for ep in config.listeners if ep.security_protocol in TLS_PROTOCOLS}
+    inter = config.inter_broker_listener
+    client = inter_broker_context(config.originals, inter, config.protocol_map.get(inter))
     return TlsSettings(listeners, client, config["fauxka.ssl.handshake.timeout.ms"] / 1000)

@@ -33,3 +33,44 @@ def test_broker_logger_level_applies_at_once(make_cluster):
     info = [line for line in broker.log_file.read_text().splitlines() if '"level": "info"' in line]
     send(address, 3, 9, METADATA)
     assert [line for line in broker.log_file.read_text().splitlines() if '"level": "info"' in line] == info
+
+
+def test_listener_key_store_reloads_and_other_keys_are_logged(make_cluster, tmp_path):
+    import asyncio
+    import ssl
+
+    from broker.protocol.build import build
+    from broker.protocol.client import KafkaConnection
+    from broker.protocol.codec import request_schema
+    from fauxka import certs
+
+    first, second = certs.generate(tmp_path / "first"), certs.generate(tmp_path / "second")
+    cluster = make_cluster(1, certs.broker_overrides(first), extra_listeners={"SSL": "SSL"})
+    address, port = cluster.address_of(1), cluster.brokers[1].listener_ports["SSL"]
+
+    def answers_with(files) -> bool:
+        async def ask():
+            context = ssl.create_default_context(cafile=str(files.ca))
+            conn = await KafkaConnection.open("127.0.0.1", port, 5, ssl=context)
+            try:
+                return await conn.send(build(request_schema(3, 9), METADATA), 5)
+            finally:
+                await conn.close()
+        try:
+            return asyncio.run(ask()) is not None
+        except (ssl.SSLError, OSError):
+            return False
+
+    assert answers_with(first) and not answers_with(second)
+    changes = {"listener.name.ssl.ssl.keystore.location": str(second.broker_pem), "num.io.threads": "4"}
+    assert raw_alter(address, [(BROKER, "1", changes)]) == [(BROKER, "1", 0, None)]
+    wait_for(lambda: answers_with(second), 10, what="the new key store in use")
+    assert not answers_with(first)
+    log = cluster.brokers[1].log_file.read_text()
+    assert "listener SSL stores reloaded" in log
+    assert "fauxka does not act on it" in log and "num.io.threads" in log
+    # a store that does not load: logged, the listener keeps the one it has
+    assert raw_alter(address, [(BROKER, "1", {"listener.name.ssl.ssl.keystore.location": "/nonexistent"})]) == [
+        (BROKER, "1", 0, None)]
+    wait_for(lambda: "dynamic SSL config not applied" in cluster.brokers[1].log_file.read_text(), 10)
+    assert answers_with(second)
