@@ -47,13 +47,23 @@ def peek(frame: bytes) -> tuple[int, int, int]:
     return _PEEK.unpack_from(frame)
 
 
+# The delegation token apis' v0 is v1 on the wire (v1 only changed when the client throttles, KIP-219);
+# kio has no v0 of them.
+_V0_IS_V1 = frozenset((38, 39, 40, 41))
+
+
+def _schema_version(key: int, version: int) -> int:
+    return 1 if version == 0 and key in _V0_IS_V1 else version
+
+
 @functools.cache
 def request_schema(key: int, version: int) -> type:
-    return load_request_schema(key, version)
+    return load_request_schema(key, _schema_version(key, version))
 
 
 @functools.cache
 def response_schema(key: int, version: int) -> type:
+    version = _schema_version(key, version)
     if key in _INT64_TIMESTAMPS:  # delegation tokens: -1 timestamps, which kio cannot read as datetimes
         return int64_timestamps(load_response_schema(key, version))
     return load_response_schema(key, version)
