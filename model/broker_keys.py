@@ -81,6 +81,10 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
              "Samples of the controller mutation quota (KIP-599)."),
         _key("controller.quota.window.size.seconds", "int", 1, at_least(1),
              "Length of one controller mutation quota sample."),
+        _key("connections.max.reauth.ms", "int", 0, at_least(0),
+             "KIP-368: SASL session lifetime; clients re-authenticate on the same connection before it ends, "
+             "a request after it closes the connection (0: no re-authentication). Also "
+             "listener.name.<listener>.<mechanism>.connections.max.reauth.ms."),
         _key("zookeeper.connect", "string", None, doc="host:port[,host:port][/chroot]; required."),
         _key("zookeeper.session.timeout.ms", "int", 18000, at_least(1), "ZooKeeper session timeout."),
         _key("zookeeper.connection.timeout.ms", "int", None, at_least(1),
