@@ -17,9 +17,9 @@ RUN mkdir -p /usr/share/man/man1 \
 WORKDIR /src
 
 # Dependencies first, from pyproject.toml alone, so editing the source
-# does not reinstall them.
+# does not reinstall them: the broker's and the report extra's (`fauxka report`).
 COPY pyproject.toml ./
-RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']))" \
+RUN python -c "import tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; print('\n'.join(p['dependencies'] + p['optional-dependencies']['report']))" \
         > /tmp/requirements.txt \
  && pip install --no-cache-dir -r /tmp/requirements.txt \
  && rm /tmp/requirements.txt
@@ -27,8 +27,10 @@ RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml
 # Then the packages themselves (only these: no .venv, .git or tests).
 COPY broker/ broker/
 COPY controller/ controller/
+COPY model/ model/
 COPY zkstore/ zkstore/
 COPY fauxka/ fauxka/
+COPY pipeline/ pipeline/
 RUN pip install --no-cache-dir . \
  && rm -rf build *.egg-info \
  && mkdir -p /etc/fauxka /var/lib/fauxka/data /var/lib/zookeeper
