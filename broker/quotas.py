@@ -11,9 +11,10 @@
 Windows: quota.window.num samples of quota.window.size.seconds (Kafka's defaults 11 and 1; the
 mutation quota's controller.quota.window.* likewise). Quotas come from ZooKeeper's
 /config/users, /config/users/<u>/clients and /config/clients (QuotaConfigs, watched), resolved as
-model/quota_math.py says. Throttle times go to `fauxka_quota_throttle_ms` per quota, user and client id.
+model/quota_math.py says. Throttle times go to `fauxka_quota_throttle_seconds` per quota, user and client id.
 """
 
+import functools
 from typing import Any
 
 from controller.quotas import sanitize
@@ -24,9 +25,13 @@ from zkstore.watch_set import WatchSet
 QUOTA_TYPES = ("producer_byte_rate", "consumer_byte_rate", "request_percentage", "controller_mutation_rate")
 
 
+@functools.lru_cache(maxsize=4096)
 def user_of(principal: str) -> str:
     """The sanitized user name of `User:<name>` (Kafka keys user quotas by the sanitized principal name)."""
     return sanitize(principal.partition(":")[2])
+
+
+_sanitized = functools.lru_cache(maxsize=4096)(sanitize)
 
 
 class QuotaConfigs:
@@ -35,7 +40,8 @@ class QuotaConfigs:
     def __init__(self, zk, log: Any):
         self._watches = WatchSet(zk)
         self._log = log
-        self.entities: dict[Entity, dict[str, str]] = {}
+        self.entities: dict[Entity, dict[str, str]] = {}  # entities that set at least one quota
+        self._children: dict[str, set[str]] = {}  # parent path (below /config) -> entity names watched
         self.version = 0  # bumped on every change: managers drop their resolved quotas
 
     def start(self) -> None:
@@ -50,6 +56,9 @@ class QuotaConfigs:
         return self.entities.get(entity)
 
     def _on_users(self, names: list[str] | None) -> None:
+        for gone in self._children.get("users", set()) - set(names or ()):  # its per-client quotas go too
+            self._watches.remove(zp.user_clients_path(gone))
+            self._on_entities([], lambda c, u=gone: (u, c), f"users/{gone}/clients")
         self._on_entities(names, lambda u: (u, None), "users")
         for user in names or ():
             self._watches.add("children", zp.user_clients_path(user),
@@ -57,10 +66,11 @@ class QuotaConfigs:
 
     def _on_entities(self, names: list[str] | None, entity_of, parent: str) -> None:
         names = set(names or ())
-        for entity in [e for e in self.entities if _parent(e) == parent and _name(e) not in names]:
-            self._watches.remove(zp.entity_config_path(parent, _name(entity)))
-            del self.entities[entity]
+        for gone in [n for n in self._children.get(parent, set()) if n not in names]:
+            self._watches.remove(zp.entity_config_path(parent, gone))
+            self.entities.pop(entity_of(gone), None)
             self.version += 1
+        self._children[parent] = names
         for name in names:
             self._watches.add("data", zp.entity_config_path(parent, name),
                               lambda v, e=entity_of(name): self._on_config(e, v))
@@ -71,18 +81,12 @@ class QuotaConfigs:
         except (ValueError, KeyError, AttributeError) as exc:
             self._log.error("bad quota config znode", entity=entity, error=repr(exc))
             return
-        self.entities[entity] = {k: v for k, v in config.items() if k in QUOTA_TYPES}
+        quotas = {k: v for k, v in config.items() if k in QUOTA_TYPES}
+        if quotas:
+            self.entities[entity] = quotas
+        else:  # e.g. a user with SCRAM credentials only: not a quota entity
+            self.entities.pop(entity, None)
         self.version += 1
-
-
-def _parent(entity: Entity) -> str:
-    user, client = entity
-    return "clients" if user is None else "users" if client is None else f"users/{user}/clients"
-
-
-def _name(entity: Entity) -> str:
-    user, client = entity
-    return client if user is None or client is not None else user
 
 
 class ClientQuotaManager:
@@ -97,7 +101,9 @@ class ClientQuotaManager:
 
     def quota(self, principal: str, client_id: str) -> tuple[tuple[str, str], float] | None:
         """(sensor key, bound) of the quota that applies, or None (unlimited)."""
-        user, client = user_of(principal), sanitize(client_id or "")
+        if not self._configs.entities:  # no quota anywhere: nothing to resolve (every request asks)
+            return None
+        user, client = user_of(principal), _sanitized(client_id or "")
         found = resolve(user, client, self.quota_type, self._configs.get)
         return None if found is None else (sensor_key(found[0], user, client), found[1])
 
@@ -120,7 +126,7 @@ class ClientQuotaManager:
 
     def _observe(self, key: tuple[str, str], throttle: int) -> None:
         if self._metrics is not None and throttle > 0:
-            self._metrics.quota_throttle_ms.labels(self.quota_type, *key).inc(throttle)
+            self._metrics.quota_throttle_seconds.labels(self.quota_type, *key).inc(throttle / 1000)
             self._metrics.quota_throttled.labels(self.quota_type, *key).inc()
 
     def set_window(self, window_num: int, window_s: int) -> None:

@@ -56,7 +56,7 @@ def test_controller_mutation_rate(cluster):
     assert 5000 <= ms(response.throttle_time) <= 30000
     metrics_port = cluster.brokers[cluster.controller_id()].metrics_port
     text = urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=5).read().decode()
-    assert f'fauxka_quota_throttle_ms_total{{client_id="{client_id}",quota="controller_mutation_rate",user=""}}' in text
+    assert f'fauxka_quota_throttle_seconds_total{{client_id="{client_id}",quota="controller_mutation_rate",user=""}}' in text
 
 
 def test_request_percentage_throttles_and_mutes(cluster):
