@@ -4,7 +4,8 @@
 
 - `produce` / `fetch` (producer_byte_rate / consumer_byte_rate): bytes; for the data plane to call.
 - `request` (request_percentage): request handling time as a percentage of one thread
-  (ClientRequestQuotaManager.nanosToPercentage); the server records every request.
+  (ClientRequestQuotaManager.nanosToPercentage); the server records every request; its throttle time
+  is at most one sample window (ClientRequestQuotaManager.maxThrottleTimeMs).
 - `mutation` (controller_mutation_rate, KIP-599): partitions created or deleted, a token bucket;
   `admit(...)` refuses a strict request's topic while the bucket is negative (THROTTLING_QUOTA_EXCEEDED).
 
@@ -92,8 +93,10 @@ class QuotaConfigs:
 class ClientQuotaManager:
     """A rate quota of one type: record(principal, client_id, value, now_ms) -> throttle_ms (0: within)."""
 
-    def __init__(self, quota_type: str, configs, window_num: int, window_s: int, metrics=None):
+    def __init__(self, quota_type: str, configs, window_num: int, window_s: int, metrics=None,
+                 bounded: bool = False):
         self.quota_type = quota_type
+        self._bounded = bounded  # ClientRequestQuotaManager: at most one sample window (boundedThrottleTime)
         self._configs = configs
         self.window_num, self.window_ms = window_num, window_s * 1000
         self._sensors: dict[tuple[str, str], Any] = {}
@@ -121,6 +124,8 @@ class ClientQuotaManager:
         sensor = self._sensor(key, bound)
         sensor.record(value, now_ms)
         throttle = throttle_ms(sensor, bound, now_ms)
+        if self._bounded:
+            throttle = min(throttle, self.window_ms)
         self._observe(key, throttle)
         return throttle
 
@@ -178,7 +183,7 @@ class Quotas:
         num, size = config["quota.window.num"], config["quota.window.size.seconds"]
         self.produce = ClientQuotaManager("producer_byte_rate", self.configs, num, size, metrics)
         self.fetch = ClientQuotaManager("consumer_byte_rate", self.configs, num, size, metrics)
-        self.request = ClientQuotaManager("request_percentage", self.configs, num, size, metrics)
+        self.request = ClientQuotaManager("request_percentage", self.configs, num, size, metrics, bounded=True)
         self.mutation = MutationQuotaManager("controller_mutation_rate", self.configs,
                                              config["controller.quota.window.num"],
                                              config["controller.quota.window.size.seconds"], metrics)

@@ -54,10 +54,13 @@ def test_token_bucket():
 
 
 def test_request_quota_manager_throttles_one_client_only():
-    manager = ClientQuotaManager("request_percentage", Configs({(None, "busy"): {"request_percentage": "1"}}), 11, 1)
+    configs = Configs({(None, "busy"): {"request_percentage": "1"}})
+    manager = ClientQuotaManager("request_percentage", configs, 11, 1)
     assert manager.record("User:ANONYMOUS", "idle", 500, 0) == 0
     assert manager.record("User:ANONYMOUS", "busy", 5, 0) == 0  # 0.5 % over 10 s
     assert manager.record("User:ANONYMOUS", "busy", 20, 0) == 15_000  # 2.5 %: (2.5 - 1) / 1 * 10 s
+    bounded = ClientQuotaManager("request_percentage", configs, 11, 1, bounded=True)
+    assert bounded.record("User:ANONYMOUS", "busy", 25, 0) == 1000  # at most one window, as Kafka's request quota
 
 
 def test_mutation_quota_strict_and_permissive():
