@@ -27,8 +27,10 @@ from .controller_channel import ControllerChannel
 from .controller_link import ControllerLink
 from .forwarding import ForwardingManager
 from .config import BrokerConfig
+from .dynamic_config import DynamicConfigApplier
 from .metadata_cache import MetadataCache
 from .metrics import BrokerMetrics
+from .quotas import Quotas
 from .registration import BrokerIdTaken, register
 from .server import Server
 
@@ -53,6 +55,8 @@ class Broker:
         self.controller_link = ControllerLink(self)  # one connection to the controller, shared:
         self.forwarding = ForwardingManager(self)  # envelopes
         self.controller_channel = ControllerChannel(self)  # AlterPartition, producer ids, shutdown
+        self.quotas = Quotas(self.zk, config, log, self.metrics)  # client quotas, enforced
+        self.dynamic_config = DynamicConfigApplier(self)  # dynamic broker configs that take effect
         self.server = Server(self)
         self._stopped = asyncio.Event()
         self._fatal: BaseException | None = None
@@ -83,6 +87,7 @@ class Broker:
         self.cache.subscribe(self._on_cache_event)
         self.applied.start()
         self.cache.start()
+        self.quotas.start()
         await self.cache.wait_synced(timeout_s)
         await register(self.zk, self._registration())
         self.election.start()
@@ -189,6 +194,7 @@ class Broker:
         self.admin.close()
         self.authorizer.close()
         self.tokens.stop()
+        self.quotas.stop()
         self.cache.stop()
         await self.zk.stop()  # closing the session removes our ephemeral nodes at once
         self.metrics.stop()

@@ -58,6 +58,12 @@ class BrokerConfig:
         from .auth.sasl_config import load as load_sasl  # imports this module
 
         self.sasl = load_sasl(self)  # SASL listeners' mechanisms and JAAS entries, inter-broker credentials
+        from .tls.settings import TlsConfigError, load as load_tls  # imports model only; kept beside load_sasl
+
+        try:
+            self.tls = load_tls(self)  # TLS listeners' server contexts, the inter-broker client context
+        except TlsConfigError as exc:
+            raise ConfigError(str(exc)) from None
 
     def __getitem__(self, key: str) -> Any:
         return self._values[key]
@@ -175,7 +181,8 @@ def _inter_broker_listener(name: str | None, listeners: list[Endpoint]) -> str:
         return name
     plaintext = [ep.listener for ep in listeners if ep.security_protocol == "PLAINTEXT"]
     if not plaintext:
-        raise ConfigError("inter.broker.listener.name is not set and no listener uses PLAINTEXT")
+        raise ConfigError("inter.broker.listener.name is not set and no listener uses PLAINTEXT (name the listener "
+                          "brokers use between each other, e.g. inter.broker.listener.name=SSL)")
     return plaintext[0]
 
 

@@ -16,3 +16,4 @@ class Connection:
     token_authenticated: bool = False  # SCRAM with a delegation token (KafkaPrincipal.tokenAuthenticated)
     sasl: Any = None  # the SASL exchange of a SASL_* listener (broker.auth), None on PLAINTEXT
     close_after_response: bool = False  # e.g. after a failed authentication, as Kafka does
+    muted_until: float = 0.0  # time.monotonic() until which no request is read (KIP-219 throttling)

@@ -3,18 +3,15 @@
 Shared by the forwarding manager (envelopes, KIP-590) and the controller channel
 (AlterPartition, AllocateProducerIds, ControlledShutdown), as Kafka's brokers share the
 node-to-controller channel (NodeToControllerChannelManager). It follows the metadata
-cache's controller; a SASL inter-broker listener is logged into as this broker.
+cache's controller; inter_broker.connect secures it (TLS, SASL) as the listener requires.
 """
 
 import asyncio
 import time
 from typing import TYPE_CHECKING
 
-from .auth.client import SaslClientError, authenticate
-from .config import inter_broker_credentials
+from .inter_broker import InterBrokerConnectError, connect
 from .protocol.client import PipelinedConnection
-from .protocol.codec import RequestParseError
-from .protocol.framing import FrameError
 
 if TYPE_CHECKING:
     from .app import Broker
@@ -50,23 +47,13 @@ class ControllerLink:
             if self._channel is not None and not self._channel.closed and self._channel_controller == controller:
                 return self._channel
             await self.drop(self._channel)
-            registration = cache.brokers.get(controller)
-            endpoint = registration.endpoint(self._broker.config.inter_broker_listener) if registration else None
-            if endpoint is None:
+            if controller not in cache.brokers:
                 return None
             try:
-                channel = await PipelinedConnection.open(endpoint.host, endpoint.port, timeout_s,
-                                                         f"{CLIENT_ID_PREFIX}{self._broker.broker_id}")
-            except (OSError, asyncio.TimeoutError):
+                channel = await connect(self._broker, controller, timeout_s, f"{CLIENT_ID_PREFIX}{self._broker.broker_id}")
+            except InterBrokerConnectError as exc:
+                self._broker.log.warning("no connection to the controller", error=str(exc))
                 return None
-            credentials = inter_broker_credentials(self._broker.config)
-            if credentials is not None:  # a SASL inter-broker listener: log in as this broker
-                try:
-                    await authenticate(channel, *credentials, timeout_s)
-                except (SaslClientError, FrameError, ConnectionError, OSError, asyncio.TimeoutError, RequestParseError) as exc:
-                    self._broker.log.warning("controller channel authentication failed", error=repr(exc))
-                    await channel.close()
-                    return None
             self._channel, self._channel_controller = channel, controller
             return channel
 

@@ -17,6 +17,11 @@ class BrokerMetrics:
         self.connections = Gauge("fauxka_connections", "Open client connections", ["listener"], registry=r)
         self.closed_connections = Counter("fauxka_connections_closed_for_protocol_errors",
                                           "Connections closed because of a bad frame or request", ["reason"], registry=r)
+        self.quota_throttle_seconds = Counter("fauxka_quota_throttle_seconds", "Throttle time given to clients, by quota "
+                                         "type and the quota's user and client id tags", ["quota", "user", "client_id"],
+                                         registry=r)
+        self.quota_throttled = Counter("fauxka_quota_throttled_responses", "Responses with a throttle time, by quota "
+                                       "type, user and client id", ["quota", "user", "client_id"], registry=r)
         self.controller_active = Gauge("fauxka_controller_active", "1 while this broker is the controller",
                                        registry=r)
         self.controller_epoch = Gauge("fauxka_controller_epoch", "Controller epoch this broker last saw",

@@ -6,6 +6,8 @@ Anything that cannot be parsed closes the connection with a log line.
 """
 
 import asyncio
+import dataclasses
+import datetime
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -18,11 +20,15 @@ from .handlers import api_versions
 from .protocol import api_table
 from .protocol.codec import RequestParseError, decode_request, encode_response, peek
 from .protocol.framing import FrameError, read_frame, with_size_prefix
+from .tls import handshake
 
 if TYPE_CHECKING:
     from .app import Broker
 
 API_VERSIONS_KEY = 18
+# Not charged to request_percentage: version discovery, authentication, and brokers' envelopes
+# (Kafka exempts ApiVersions before authentication and ClusterAction requests).
+QUOTA_EXEMPT = frozenset((18, 17, 36, 58))
 
 
 class Server:
@@ -65,10 +71,20 @@ class Server:
         gauge = self._broker.metrics.connections.labels(endpoint.listener)
         gauge.inc()
         conn = Connection(endpoint, peer[0])
-        conn.sasl = new_session(self._broker, conn)  # None on a PLAINTEXT listener
         max_bytes = self._broker.config["socket.request.max.bytes"]
+        tls_settings = self._broker.config.tls
         try:
+            tls = tls_settings.listeners.get(endpoint.listener)
+            if tls is not None:  # SSL / SASL_SSL: the handshake first, then the client certificate's principal
+                reader = writer = handshake.TlsStream(tls.context, reader, writer)  # the plain stream underneath
+                principal = await handshake.accept(tls, writer, tls_settings.handshake_timeout_s)
+                if principal is not None and endpoint.security_protocol == "SSL":
+                    conn.principal = principal
+            conn.sasl = new_session(self._broker, conn)  # None on a PLAINTEXT or SSL listener
             while True:
+                muted = conn.muted_until - time.monotonic()
+                if muted > 0:  # KIP-219: the response went out at once, the next request waits the throttle time
+                    await asyncio.sleep(muted)
                 authenticating = conn.sasl is not None and not conn.sasl.complete
                 frame = await read_frame(reader, conn.sasl.max_receive if authenticating else max_bytes)
                 if frame is None:
@@ -82,6 +98,9 @@ class Server:
         except (FrameError, RequestParseError) as exc:
             log.warning("closing connection", reason=str(exc))
             self._broker.metrics.closed_connections.labels(type(exc).__name__).inc()
+        except handshake.TlsRejected as exc:
+            log.warning("closing connection", reason=str(exc))
+            self._broker.metrics.closed_connections.labels(exc.kind).inc()
         except (ConnectionError, OSError):
             pass  # the peer went away
         except Exception as exc:  # a handler bug: log it, drop this connection, keep serving the others
@@ -117,6 +136,8 @@ class Server:
         else:
             error = "forwarded" if forwarded else str(int(getattr(response, "error_code", 0)))
         elapsed = time.perf_counter() - started
+        if response is not None and not forwarded and api_key not in QUOTA_EXEMPT:
+            response = self._throttled(conn, ctx, response, elapsed)
         metrics = self._broker.metrics
         metrics.child(metrics.requests, api.name, str(version), error).inc()
         metrics.child(metrics.request_seconds, api.name, str(version)).observe(elapsed)
@@ -124,3 +145,21 @@ class Server:
         if response is None:
             return None
         return with_size_prefix(response) if forwarded else encode_response(correlation_id, response)
+
+    def _throttled(self, conn: Connection, ctx: RequestContext, response: Any, elapsed_s: float) -> Any:
+        """request_percentage: the handling time is charged as a percentage of one thread
+        (ClientRequestQuotaManager); the response carries the larger of its throttle time and the one the
+        handler set (controller mutations), and the connection is muted for it (KIP-219)."""
+        throttle = self._broker.quotas.request.record(ctx.principal, ctx.request.client_id or "", elapsed_s * 100,
+                                                      time.time() * 1000)
+        current = getattr(response, "throttle_time", None)
+        if current is None:
+            return response
+        current_ms = int(current.total_seconds() * 1000) if isinstance(current, datetime.timedelta) else int(current)
+        throttle = max(throttle, current_ms)
+        if throttle <= 0:
+            return response
+        conn.muted_until = time.monotonic() + throttle / 1000
+        if throttle != current_ms:
+            response = dataclasses.replace(response, throttle_time=datetime.timedelta(milliseconds=throttle))
+        return response

@@ -74,9 +74,11 @@ def _catalogue() -> dict[str, BrokerKey]:
     for key in BROKER_CONFIGS.values():
         if key.doc.startswith("fauxka:"):
             continue  # not a Kafka key: a custom config to Kafka's eyes
-        dynamic = key.name in _LISTENER_KEYS or key.name in THREAD_POOLS
+        # DynamicSecurityConfigs (SslConfigs.RECONFIGURABLE_CONFIGS) are dynamic and per broker
+        dynamic = key.name in _LISTENER_KEYS or key.name in THREAD_POOLS or key.name in SSL_RECONFIGURABLE
         keys[key.name] = BrokerKey(key.name, _KAFKA_TYPE.get(key.name, _FAUXKA_TYPE[key.type]),
-                                   _default_string(key.default), key.doc, dynamic, key.name in _LISTENER_KEYS,
+                                   _default_string(key.default), key.doc, dynamic,
+                                   key.name in _LISTENER_KEYS or key.name in SSL_RECONFIGURABLE,
                                    check=key.check, validator=at_least(1) if key.name in THREAD_POOLS else None)
     for name, (type_, default, validator) in BROKER_SYNONYM_DEFS.items():
         keys[name] = BrokerKey(name, _FAUXKA_TYPE[type_], default, docs.get(name, ""), name in log_dynamic,

@@ -1,5 +1,5 @@
 """Client quotas in ZK mode (Kafka's ZkAdminManager): entity names and paths, quota values with
-Java's semantics, AlterClientQuotas. Stored in /config/{users,clients,ips}, never enforced."""
+Java's semantics, AlterClientQuotas. Stored in /config/{users,clients,ips}; brokers enforce them (broker/quotas.py)."""
 
 import asyncio
 import math

@@ -43,6 +43,14 @@ def main(argv: list[str] | None = None) -> int:
                    help="a broker property for every broker; repeatable")
     p.add_argument("--detach", action="store_true", help="return once ready; stop with `fauxka down`")
     p.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for readiness")
+    p.add_argument("--tls", action="store_true",
+                   help="SSL listeners (brokers between each other too) with a throw-away CA made in DATA_DIR/tls; "
+                        "prints the client settings")
+
+    p = sub.add_parser("certs", help="make a throw-away CA, a broker and a client certificate (PEM and PKCS12)")
+    p.add_argument("--out", type=Path, required=True, help="directory for ca.pem, broker.pem/.p12, client.*")
+    p.add_argument("--host", action="append", default=[], metavar="NAME",
+                   help="a host name or address of the brokers' certificate; repeatable (default: localhost, 127.0.0.1)")
 
     p = sub.add_parser("down", help="stop a cluster started with `up --detach`")
     p.add_argument("--data-dir", type=Path, default=Path(".fauxka"))
@@ -72,9 +80,17 @@ def main(argv: list[str] | None = None) -> int:
         return launcher.up(launcher.UpOptions(
             brokers=args.brokers, zookeeper=args.zookeeper, zookeeper_port=args.zookeeper_port,
             data_dir=args.data_dir, base_port=args.base_port, metrics_base_port=args.metrics_base_port,
-            overrides=tuple(args.override), detach=args.detach, timeout_s=args.timeout))
+            overrides=tuple(args.override), detach=args.detach, timeout_s=args.timeout,
+            tls=args.tls))
     if args.command == "down":
         return launcher.down(args.data_dir)
+    if args.command == "certs":
+        from .certs import generate
+
+        files = generate(args.out, tuple(args.host) or ("localhost", "127.0.0.1"))
+        print(f"CA {files.ca}, broker key store {files.broker_pem} (PEM) / {files.broker_p12} (PKCS12), "
+              f"client {files.client_cert} + {files.client_key}")
+        return 0
     return launcher.status(args.data_dir, args.bootstrap, args.zookeeper)
 
 

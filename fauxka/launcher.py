@@ -26,12 +26,22 @@ class UpOptions:
     overrides: tuple[str, ...] = ()
     detach: bool = False
     timeout_s: float = 60.0
+    tls: bool = False  # SSL listeners with a throw-away CA (data-dir/tls), brokers talk SSL too
 
 
-def broker_properties(broker_id: int, port: int, zk_connect: str, data_dir: Path, metrics_port: int) -> str:
+def tls_properties(tls_dir: Path) -> list[str]:
+    """The SSL settings of `up --tls` (fauxka/certs.py's files): client certificates optional."""
+    return ["listener.security.protocol.map=SSL:SSL", "inter.broker.listener.name=SSL", "ssl.client.auth=requested",
+            "ssl.keystore.type=PEM", f"ssl.keystore.location={tls_dir / 'broker.pem'}",
+            "ssl.truststore.type=PEM", f"ssl.truststore.location={tls_dir / 'ca.pem'}"]
+
+
+def broker_properties(broker_id: int, port: int, zk_connect: str, data_dir: Path, metrics_port: int,
+                      tls: bool = False) -> str:
     return "\n".join([
         f"broker.id={broker_id}",
-        f"listeners=PLAINTEXT://127.0.0.1:{port}",
+        f"listeners={'SSL' if tls else 'PLAINTEXT'}://127.0.0.1:{port}",
+        *(tls_properties(data_dir / "tls") if tls else []),
         f"zookeeper.connect={zk_connect}",
         "zookeeper.session.timeout.ms=6000",
         # `fauxka down` stops every broker at once: the last ones cannot hand their leaderships to
@@ -46,7 +56,41 @@ def broker_properties(broker_id: int, port: int, zk_connect: str, data_dir: Path
 
 
 def _say(message: str) -> None:
-    print(message, flush=True)
+    """Print, never fail: `fauxka up | tee up.log` loses its reader on Ctrl-C, and stopping the cluster
+    must not depend on being able to print (later output goes nowhere)."""
+    try:
+        print(message, flush=True)
+    except (BrokenPipeError, OSError):
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())  # the interpreter's final flush must not fail either
+            os.close(devnull)
+        except OSError:
+            pass
+
+
+def _client_settings(tls_dir: Path, bootstrap: str) -> str:
+    from .certs import PKCS12_PASSWORD
+
+    return "\n".join([
+        f"TLS material (throw-away CA, made for this run) in {tls_dir}. Client settings:",
+        f"  librdkafka / confluent-kafka / kcat: bootstrap.servers={bootstrap} security.protocol=SSL "
+        f"ssl.ca.location={tls_dir / 'ca.pem'}",
+        f"    with a client certificate:  ssl.certificate.location={tls_dir / 'client.pem'} "
+        f"ssl.key.location={tls_dir / 'client.key'}",
+        f"  kafka-python / aiokafka: security_protocol='SSL', ssl_cafile='{tls_dir / 'ca.pem'}' "
+        f"[ssl_certfile='{tls_dir / 'client.pem'}', ssl_keyfile='{tls_dir / 'client.key'}']",
+        f"  Java: security.protocol=SSL ssl.truststore.type=PEM ssl.truststore.location={tls_dir / 'ca.pem'} "
+        f"[ssl.keystore.type=PKCS12 ssl.keystore.location={tls_dir / 'client.p12'} "
+        f"ssl.keystore.password={PKCS12_PASSWORD}]",
+    ])
+
+
+def _tls_context(state: dict):
+    from . import probe
+
+    tls = state.get("tls")
+    return probe.client_context(tls["ca"], tls["client_cert"], tls["client_key"]) if tls else None
 
 
 def up(opts: UpOptions) -> int:
@@ -72,12 +116,18 @@ def up(opts: UpOptions) -> int:
             # The brokers import while the JVM starts, then wait until ZooKeeper serves.
             wait_zookeeper = (zk_connect, opts.timeout_s)
         state["zookeeper_connect"] = zk_connect
+        if opts.tls:
+            from .certs import generate  # cryptography: imported only for --tls
+
+            files = generate(data_dir / "tls")
+            state["tls"] = {"ca": str(files.ca), "client_cert": str(files.client_cert),
+                            "client_key": str(files.client_key)}
         ids = list(range(1, opts.brokers + 1))
         for broker_id in ids:
             port = opts.base_port + broker_id - 1
             metrics_port = opts.metrics_base_port + broker_id if opts.metrics_base_port else 0
             state["brokers"].append({"id": broker_id, "pid": None, "port": port, "metrics_port": metrics_port})
-        starter = _start_brokers(state["brokers"], zk_connect, data_dir, opts.overrides, wait_zookeeper)
+        starter = _start_brokers(state["brokers"], zk_connect, data_dir, opts.overrides, wait_zookeeper, opts.tls)
         from . import probe  # the Kafka protocol: imported while the others start
 
         _collect_pids(starter, state["brokers"], data_dir, opts.timeout_s)
@@ -87,7 +137,7 @@ def up(opts: UpOptions) -> int:
         _say(f"started {len(ids)} brokers, waiting for registration, a controller and Metadata ...")
         addresses = [("127.0.0.1", b["port"]) for b in state["brokers"]]
         view = asyncio.run(probe.wait_ready(addresses, ids, opts.timeout_s,
-                                            lambda: _check_running(state, zk, data_dir)))
+                                            lambda: _check_running(state, zk, data_dir), _tls_context(state)))
     except (zookeeper.ZooKeeperError, BrokersNotStarted, TimeoutError, OSError) as exc:
         print(f"fauxka up failed: {exc} (logs in {data_dir})", file=sys.stderr)
         _stop_starting(state, starter, data_dir)
@@ -99,6 +149,8 @@ def up(opts: UpOptions) -> int:
     _say(f"ready in {time.monotonic() - started:.2f}s: {len(ids)} brokers, controller {view.controller_id}, "
          f"cluster id {view.cluster_id}")
     _say(f"bootstrap: {bootstrap}")
+    if opts.tls:
+        _say(_client_settings(data_dir / "tls", bootstrap))
     if opts.detach:
         return 0
     return _supervise(state, zk)
@@ -109,13 +161,13 @@ class BrokersNotStarted(Exception):
 
 
 def _start_brokers(brokers: list[dict], zk_connect: str, data_dir: Path, overrides: tuple[str, ...],
-                   wait_zookeeper: tuple[str, float] | None) -> subprocess.Popen:
+                   wait_zookeeper: tuple[str, float] | None, tls: bool = False) -> subprocess.Popen:
     """`fauxka brokers`: one process imports the broker code and forks a process per broker, so
     that import, most of a broker's start-up CPU time, is paid once. It prints their ids."""
     command = [sys.executable, "-m", "fauxka", "brokers"]
     for b in brokers:
         config = data_dir / f"broker-{b['id']}.properties"  # output: broker-<id>.out
-        config.write_text(broker_properties(b["id"], b["port"], zk_connect, data_dir, b["metrics_port"]))
+        config.write_text(broker_properties(b["id"], b["port"], zk_connect, data_dir, b["metrics_port"], tls))
         command += ["--config", str(config)]
     for item in overrides:
         command += ["--override", item]
@@ -176,7 +228,19 @@ def _supervise(state: dict, zk: subprocess.Popen | None) -> int:
 
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
-    _say("press Ctrl-C to stop")
+    code = 0
+    try:
+        _say("press Ctrl-C to stop")
+        code = _watch(state, zk, stop)
+    finally:  # whatever happens (a failed print, a second Ctrl-C), the processes are stopped
+        _say("stopping brokers, then ZooKeeper ...")
+        _stop(state)
+    _say("stopped")
+    return code
+
+
+def _watch(state: dict, zk: subprocess.Popen | None, stop: dict) -> int:
+    """Until a signal or a process dying: 0, or 1 when a process died."""
     code = 0
     while stop["signal"] is None:
         if zk is not None and zk.poll() is not None:
@@ -189,8 +253,6 @@ def _supervise(state: dict, zk: subprocess.Popen | None) -> int:
             code = 1
             break
         time.sleep(0.2)
-    _say("stopping brokers, then ZooKeeper ...")
-    _stop(state)
     return code
 
 
@@ -286,10 +348,11 @@ def status(data_dir: Path, bootstrap: str | None, zk_connect: str | None) -> int
             return 1
         bootstrap = ",".join(f"127.0.0.1:{b['port']}" for b in state["brokers"])
     zk_connect = zk_connect or state.get("zookeeper_connect")
+    tls = _tls_context(state)
     for address in bootstrap.split(","):
         host, _, port = address.rpartition(":")
         try:
-            view = asyncio.run(probe.metadata(host, int(port), 5.0))
+            view = asyncio.run(probe.metadata(host, int(port), 5.0, tls))
         except Exception as exc:
             print(f"{address}: no answer ({exc!r})")
             continue

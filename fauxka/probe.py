@@ -1,6 +1,7 @@
 """Ask brokers for Metadata over the Kafka protocol: readiness and status."""
 
 import asyncio
+import ssl
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,12 +29,20 @@ def _view(response) -> ClusterView:
                        response.cluster_id, sorted(t.name for t in response.topics))
 
 
-async def metadata(host: str, port: int, timeout_s: float) -> ClusterView:
-    return _view(await request_once(host, port, _metadata_request(), timeout_s))
+async def metadata(host: str, port: int, timeout_s: float, tls: ssl.SSLContext | None = None) -> ClusterView:
+    return _view(await request_once(host, port, _metadata_request(), timeout_s, ssl=tls))
+
+
+def client_context(ca: str, cert: str | None = None, key: str | None = None) -> ssl.SSLContext:
+    """A TLS client context trusting `ca`, presenting `cert`/`key` when given (fauxka up --tls)."""
+    context = ssl.create_default_context(cafile=ca)
+    if cert:
+        context.load_cert_chain(cert, key)
+    return context
 
 
 async def wait_ready(addresses: list[tuple[str, int]], broker_ids: list[int], timeout_s: float,
-                     check: Callable[[], None] = lambda: None) -> ClusterView:
+                     check: Callable[[], None] = lambda: None, tls: ssl.SSLContext | None = None) -> ClusterView:
     """Until every broker answers Metadata listing all `broker_ids` and a live controller.
     `check` runs before each round and raises to give up early (a broker process has exited).
 
@@ -45,7 +54,7 @@ async def wait_ready(addresses: list[tuple[str, int]], broker_ids: list[int], ti
 
     async def ask(address: tuple[str, int]) -> ClusterView:
         if address not in connections:
-            connections[address] = await KafkaConnection.open(*address, 2.0)
+            connections[address] = await KafkaConnection.open(*address, 2.0, ssl=tls)
         try:
             return _view(await connections[address].send(_metadata_request(), 2.0))
         except BaseException:

@@ -7,11 +7,18 @@ SaslServerAuthenticator runs it.
 Before authentication completes only those requests are read; anything else closes the
 connection (IllegalSaslStateException). A failed authentication answers after
 `connection.failed.authentication.delay.ms` and then closes the connection (raw tokens: closes
-without an answer). Re-authentication (KIP-368) is not offered: session lifetime 0.
+without an answer).
+
+Re-authentication (KIP-368): with `connections.max.reauth.ms` (or
+`listener.name.<l>.<mechanism>.connections.max.reauth.ms`) > 0, SaslAuthenticate v1+ tells the
+client its session lifetime; a SaslHandshake after authentication starts a re-authentication on the
+same connection (the principal must stay the same, else the connection closes), and any other request
+after the session expired closes the connection (SocketServer's expired-channel check).
 """
 
 import asyncio
 import hmac
+import time
 from typing import Callable
 
 from controller.quotas import sanitize
@@ -32,6 +39,10 @@ class IllegalSaslState(RequestParseError):
     """A request Kafka does not read at this point of the authentication: the connection closes."""
 
 
+class SessionExpired(RequestParseError):
+    """KIP-368: a request after the session lifetime without re-authentication: the connection closes."""
+
+
 class AuthenticationFailed(Exception):
     def __init__(self, message: str):
         super().__init__(message)
@@ -45,7 +56,8 @@ TokenLookup = Callable[[str, str], tuple[str, ScramCredential] | None]
 
 class SaslSession:
     def __init__(self, conn, settings: ListenerSasl, lookup: CredentialLookup, failure_delay_s: float,
-                 max_receive: int, token_lookup: TokenLookup | None = None):
+                 max_receive: int, token_lookup: TokenLookup | None = None,
+                 reauth_ms: Callable[[str], int] = lambda mechanism: 0):
         self._conn = conn  # broker.connection.Connection: its principal is set on success
         self.settings = settings
         self._lookup = lookup
@@ -56,6 +68,10 @@ class SaslSession:
         self.legacy = False  # SaslHandshake v0: the tokens follow as raw frames
         self.mechanism: str | None = None
         self._scram: ScramServer | None = None
+        self._reauth_ms = reauth_ms  # mechanism -> connections.max.reauth.ms
+        self.session_lifetime_ms = 0  # told in SaslAuthenticate v1+; 0: no re-authentication
+        self.expires_at: float | None = None  # time.monotonic() when the session ends
+        self._previous_principal: str | None = None  # during a re-authentication
 
     @property
     def complete(self) -> bool:
@@ -66,8 +82,18 @@ class SaslSession:
         return self.state == AUTHENTICATE and self.legacy
 
     def admit(self, api_key: int, api_name: str, supported: bool) -> None:
-        """Raise IllegalSaslState unless a request of `api_key` may be read now."""
+        """Raise IllegalSaslState unless a request of `api_key` may be read now (SessionExpired: the
+        session lifetime passed without re-authentication)."""
         if self.state == COMPLETE:
+            if self.expires_at is None:
+                return
+            if api_key == SASL_HANDSHAKE:  # KafkaChannel.maybeBeginServerReauthentication
+                self._previous_principal = self._conn.principal
+                self.state, self.mechanism, self._scram = HANDSHAKE, None, None
+                return
+            if time.monotonic() >= self.expires_at:
+                raise SessionExpired(f"SASL session expired {self.session_lifetime_ms} ms after authentication "
+                                     "without re-authentication (KIP-368)")
             return
         if self.state == VERSIONS_OR_HANDSHAKE and api_key == API_VERSIONS:
             if supported:  # an unsupported version is answered and changes nothing
@@ -133,9 +159,15 @@ class SaslSession:
         return reply
 
     def _succeed(self, user: str, token_authenticated: bool = False) -> None:
+        principal = f"User:{user}"
+        if self._previous_principal is not None and principal != self._previous_principal:
+            raise AuthenticationFailed(f"Cannot change principals during re-authentication from "
+                                       f"{self._previous_principal}: {principal}")
         self.state = COMPLETE
-        self._conn.principal = f"User:{user}"
+        self._conn.principal = principal
         self._conn.token_authenticated = token_authenticated
+        self.session_lifetime_ms = self._reauth_ms(self.mechanism or "PLAIN")
+        self.expires_at = time.monotonic() + self.session_lifetime_ms / 1000 if self.session_lifetime_ms > 0 else None
 
 
 def check_plain(token: bytes, password_of: Callable[[str], str | None]) -> str:
@@ -186,5 +218,11 @@ def new_session(broker, conn) -> SaslSession | None:
         info, credential = tokens.token(token_id), tokens.credential(token_id, mechanism)
         return None if info is None or credential is None else (info.owner.partition(":")[2], credential)
 
-    return SaslSession(conn, settings, lookup, broker.config["connection.failed.authentication.delay.ms"] / 1000,
-                       broker.config["sasl.server.max.receive.size"], token_lookup if tokens.enabled else None)
+    config = broker.config
+
+    def reauth_ms(mechanism: str) -> int:
+        key = f"listener.name.{conn.endpoint.listener.lower()}.{mechanism.lower()}.connections.max.reauth.ms"
+        return int(config.originals[key]) if key in config.originals else config["connections.max.reauth.ms"]
+
+    return SaslSession(conn, settings, lookup, config["connection.failed.authentication.delay.ms"] / 1000,
+                       config["sasl.server.max.receive.size"], token_lookup if tokens.enabled else None, reauth_ms)

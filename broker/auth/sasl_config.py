@@ -1,4 +1,4 @@
-"""The SASL settings of a broker's listeners, read from Kafka's keys and checked at start-up.
+"""The SASL settings of a broker's SASL_PLAINTEXT and SASL_SSL listeners, read from Kafka's keys and checked at start-up.
 
 - `sasl.enabled.mechanisms` (or `listener.name.<listener>.sasl.enabled.mechanisms`): PLAIN,
   SCRAM-SHA-256, SCRAM-SHA-512;
@@ -16,7 +16,8 @@ from ..config import ConfigError
 from .jaas import PLAIN_MODULE, SCRAM_MODULE, JaasEntry, JaasError, server_entry
 
 SUPPORTED_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
-SUPPORTED_PROTOCOLS = ("PLAINTEXT", "SASL_PLAINTEXT")
+SUPPORTED_PROTOCOLS = ("PLAINTEXT", "SASL_PLAINTEXT", "SSL", "SASL_SSL")
+SASL_PROTOCOLS = ("SASL_PLAINTEXT", "SASL_SSL")
 JAAS_KEY = re.compile(r"listener\.name\.([^.]+)\.([^.]+)\.sasl\.jaas\.config")
 
 
@@ -62,8 +63,8 @@ def load(config) -> SaslSettings:
     for ep in config.listeners:
         if ep.security_protocol not in SUPPORTED_PROTOCOLS:
             raise ConfigError(f"Invalid value {ep.uri()} for configuration listeners: security protocol "
-                              f"{ep.security_protocol} is not supported by fauxka (PLAINTEXT or SASL_PLAINTEXT)")
-        if ep.security_protocol == "SASL_PLAINTEXT":
+                              f"{ep.security_protocol} is not supported by fauxka ({', '.join(SUPPORTED_PROTOCOLS)})")
+        if ep.security_protocol in SASL_PROTOCOLS:
             listeners[ep.listener] = _listener(config, ep.listener, entries)
     return SaslSettings(listeners, _inter_broker(config, listeners))
 

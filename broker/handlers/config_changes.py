@@ -1,8 +1,10 @@
 """What AlterConfigs and IncrementalAlterConfigs share: both answer through controller.configs."""
 
-from controller.configs import TOPIC, AlterOp, ResourceChange, alter_configs
+from controller import broker_configs as bc
+from controller.configs import BROKER_LOGGER, TOPIC, AlterOp, ResourceChange, alter_configs
 from model.acl_model import CLUSTER_NAME
 from model.errors import ErrorCode
+from .. import logs
 from ..protocol.build import build
 from ..protocol.codec import response_schema
 from .admin_common import admin, caller
@@ -20,6 +22,10 @@ async def answer(ctx, request, incremental: bool):
         outcomes = await alter_configs(controller, changes, request.validate_only, incremental, caller(ctx),
                                        lambda resource_type, name: _may_alter(ctx, resource_type, name))
         results = [_result(o.resource_type, o.name, o.error_code, o.error_message) for o in outcomes]
+        if any(o.resource_type == BROKER_LOGGER and o.error_code == 0 for o in outcomes) and not request.validate_only:
+            level = bc.loggers(ctx.config["log.level"])[bc.ROOT_LOGGER]
+            logs.set_level(level)  # this broker's loggers follow at once (fauxka has the root logger only)
+            ctx.log.warning("log level changed", logger=bc.ROOT_LOGGER, level=level)
     return build(response_schema(request.__api_key__, ctx.version), {"throttle_time": 0, "responses": results})
 
 

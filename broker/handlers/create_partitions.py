@@ -4,6 +4,7 @@ from controller.partitions import PartitionIncrease, create_partitions, kafka_ma
 from model.errors import ErrorCode
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from . import throttling
 from .admin_common import admin, caller, timeout_ms
 
 _KEY = 37
@@ -15,11 +16,24 @@ async def handle(ctx, request):
         # Kafka answers from a Map: one result per distinct name
         results = [_result(name, ErrorCode.not_controller, None) for name in kafka_map_order([t.name for t in request.topics])]
     else:
-        requests = [PartitionIncrease(t.name, t.count, _assignments(t)) for t in request.topics]
+        names = [t.name for t in request.topics]
+        throttled = set()
+        if not request.validate_only:  # KIP-599: the partitions added are the permits, in request order
+            for t in request.topics:
+                if names.count(t.name) == 1 and not throttling.admit(
+                        ctx, t.count - len(ctx.cache.partitions_of(t.name))):
+                    throttled.add(t.name)
+        requests = [PartitionIncrease(t.name, t.count, _assignments(t)) for t in request.topics
+                    if t.name not in throttled]
         outcomes = await create_partitions(controller, requests, request.validate_only, timeout_ms(request),
                                            caller(ctx), lambda name: ctx.authorized("ALTER", "TOPIC", name))
         results = [_result(o.name, o.error_code, o.error_message) for o in outcomes]
-    return build(response_schema(_KEY, ctx.version), {"throttle_time": 0, "results": results})
+        if throttled:  # one answer per distinct name, in Kafka's map order
+            answered = {r["name"]: r for r in results}
+            answered |= {n: _result(n, ErrorCode.throttling_quota_exceeded, throttling.MESSAGE) for n in throttled}
+            results = [answered[n] for n in kafka_map_order(names) if n in answered]
+    throttle = 0 if controller is None else throttling.throttle_ms(ctx)
+    return build(response_schema(_KEY, ctx.version), {"throttle_time": throttle, "results": results})
 
 
 def _assignments(topic) -> list[list[int]] | None:

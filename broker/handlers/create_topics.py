@@ -10,6 +10,7 @@ from model.topic_configs import effective_topic_configs
 
 from ..protocol.build import build, entity_class
 from ..protocol.codec import response_schema
+from . import throttling
 from .admin_common import ZERO_UUID, admin, audit_denied, caller, dynamic_broker_layers, forwarded_wait_s, timeout_ms
 
 _KEY = 19
@@ -23,7 +24,8 @@ async def handle(ctx, request):
         results = [_result(t.name, ErrorCode.not_controller, None) for t in request.topics]
     else:
         results = await _create(ctx, controller, request)
-    return build(response_schema(_KEY, ctx.version), {"throttle_time": 0, "topics": results})
+    throttle = 0 if controller is None else throttling.throttle_ms(ctx)
+    return build(response_schema(_KEY, ctx.version), {"throttle_time": throttle, "topics": results})
 
 
 async def _create(ctx, controller, request) -> list[dict]:
@@ -39,16 +41,23 @@ async def _create(ctx, controller, request) -> list[dict]:
         may_create = {n for n in distinct if ctx.authorized("CREATE", "TOPIC", n)}
     described = {n for n in distinct if ctx.authorized("DESCRIBE_CONFIGS", "TOPIC", n, log_if_denied=False)}
     denied = {n for n in distinct - may_create if counts[n] == 1}
+    throttled = set()
+    if not request.validate_only:  # KIP-599: a topic's partitions are its permits, in request order
+        for t in request.topics:
+            if t.name not in denied and counts[t.name] == 1 and not throttling.admit(ctx, _partitions(ctx, t)):
+                throttled.add(t.name)
     topics = [
         NewTopic(name=t.name, num_partitions=t.num_partitions, replication_factor=t.replication_factor,
                  assignments={a.partition_index: list(a.broker_ids) for a in t.assignments},
                  configs={c.name: c.value for c in t.configs})
-        for t in request.topics if t.name not in denied
+        for t in request.topics if t.name not in denied and t.name not in throttled
     ]
     outcomes = iter(await controller.create_topics(topics, request.validate_only, timeout_ms(request), caller(ctx)))
     results = []
     for name in names:
-        if name in denied:
+        if name in throttled:
+            result = _result(name, ErrorCode.throttling_quota_exceeded, throttling.MESSAGE)
+        elif name in denied:
             result = _result(name, ErrorCode.topic_authorization_failed, AUTHORIZATION_FAILED)
             audit_denied(ctx, controller, "TOPIC", name, "CREATE", ErrorCode.topic_authorization_failed, AUTHORIZATION_FAILED,
                          request.validate_only)
@@ -59,6 +68,12 @@ async def _create(ctx, controller, request) -> list[dict]:
             result["topic_config_error_code"] = ErrorCode.topic_authorization_failed
         results.append(result)
     return results
+
+
+def _partitions(ctx, topic) -> int:
+    if topic.assignments:
+        return len(topic.assignments)
+    return topic.num_partitions if topic.num_partitions > 0 else ctx.config["num.partitions"]
 
 
 async def after_forward(ctx, request, response, received: float) -> None:

@@ -4,6 +4,7 @@ from model.errors import ErrorCode
 
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from . import throttling
 from .admin_common import ZERO_UUID, admin, audit_denied, caller, forwarded_wait_s, timeout_ms
 
 _KEY = 20
@@ -53,6 +54,9 @@ async def handle(ctx, request):
             if name not in ctx.cache.topics:
                 results.append(_result(name, tid, ErrorCode.unknown_topic_or_partition))
                 continue
+            if name not in to_delete and not throttling.admit(ctx, len(ctx.cache.partitions_of(name))):
+                results.append(_result(name, tid, ErrorCode.throttling_quota_exceeded, throttling.MESSAGE))
+                continue
             results.append(_result(name, tid, 0))
             to_delete.append(name)
         if to_delete:
@@ -61,7 +65,8 @@ async def handle(ctx, request):
                 outcome = outcomes.get(result["name"]) if result["error_code"] == 0 else None
                 if outcome is not None:
                     result["error_code"], result["error_message"] = outcome.error_code, outcome.error_message
-    return build(response_schema(_KEY, ctx.version), {"throttle_time": 0, "responses": results})
+    throttle = 0 if controller is None else throttling.throttle_ms(ctx)
+    return build(response_schema(_KEY, ctx.version), {"throttle_time": throttle, "responses": results})
 
 
 def _refused(ctx, controller, shown: str | None, topic_id, name: str) -> dict:

@@ -1,6 +1,6 @@
 """SaslAuthenticate v0-v2: one SASL token of the exchange chosen by SaslHandshake v1+
 (broker.auth.sasl). On a PLAINTEXT listener or after authentication KafkaApis answers
-ErrorCode.illegal_sasl_state. Re-authentication (KIP-368) is not offered: session lifetime 0."""
+ErrorCode.illegal_sasl_state. v1+ carries the session lifetime (KIP-368, connections.max.reauth.ms)."""
 
 
 from model.errors import ErrorCode
@@ -18,5 +18,6 @@ async def handle(ctx, request):
         code, message, token = ErrorCode.illegal_sasl_state, AFTER_AUTHENTICATION, b""
     else:
         code, message, token = await sasl.authenticate(request.auth_bytes)
+    lifetime = sasl.session_lifetime_ms if sasl is not None and sasl.complete and not code else 0
     return build(response_schema(_KEY, ctx.version), {"error_code": code, "error_message": message,
-                                                      "auth_bytes": token, "session_lifetime": 0})
+                                                      "auth_bytes": token, "session_lifetime": lifetime})

@@ -3,6 +3,7 @@ to ask a broker for Metadata, and the base the forwarding manager will grow from
 
 import asyncio
 import itertools
+import ssl as ssl_module
 from typing import Any
 
 from .codec import decode_response, encode_request
@@ -19,9 +20,9 @@ class KafkaConnection:
         self._lock = asyncio.Lock()  # one request in flight: responses come back in order
 
     @classmethod
-    async def open(cls, host: str, port: int, timeout: float, client_id: str = "fauxka") -> "KafkaConnection":
-        reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout)
-        return cls(reader, writer, client_id)
+    async def open(cls, host: str, port: int, timeout: float, client_id: str = "fauxka",
+                   ssl: ssl_module.SSLContext | None = None) -> "KafkaConnection":
+        return cls(*await _open(host, port, timeout, ssl), client_id)
 
     async def send(self, request: Any, timeout: float) -> Any:
         async with self._lock:
@@ -44,8 +45,17 @@ class KafkaConnection:
             pass
 
 
-async def request_once(host: str, port: int, request: Any, timeout: float) -> Any:
-    conn = await KafkaConnection.open(host, port, timeout)
+async def _open(host: str, port: int, timeout: float, ssl: ssl_module.SSLContext | None):
+    """TCP, or TLS when `ssl` is given (host names checked against `host` if the context says so)."""
+    if ssl is None:
+        return await asyncio.wait_for(asyncio.open_connection(host, port), timeout)
+    return await asyncio.wait_for(asyncio.open_connection(host, port, ssl=ssl, server_hostname=host,
+                                                          ssl_handshake_timeout=timeout), timeout)
+
+
+async def request_once(host: str, port: int, request: Any, timeout: float,
+                       ssl: ssl_module.SSLContext | None = None) -> Any:
+    conn = await KafkaConnection.open(host, port, timeout, ssl=ssl)
     try:
         return await conn.send(request, timeout)
     finally:
@@ -73,9 +83,9 @@ class PipelinedConnection:
         self.closed = False
 
     @classmethod
-    async def open(cls, host: str, port: int, timeout: float, client_id: str) -> "PipelinedConnection":
-        reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout)
-        return cls(reader, writer, client_id)
+    async def open(cls, host: str, port: int, timeout: float, client_id: str,
+                   ssl: ssl_module.SSLContext | None = None) -> "PipelinedConnection":
+        return cls(*await _open(host, port, timeout, ssl), client_id)
 
     async def send(self, request: Any, timeout: float) -> Any:
         if self.closed:

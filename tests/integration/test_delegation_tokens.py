@@ -194,3 +194,18 @@ def test_without_a_secret_key(make_cluster):
     assert int(one(address, EXPIRE, 2, {"hmac": b"x", "expiry_time_period": -1}).error_code) == 61
     assert int(one(address, DESCRIBE, 3, {"owners": None}).error_code) == 61
     assert plain.zk_get("/delegation_token/tokens") is None
+
+
+def test_version_0_of_every_token_api(cluster):
+    """v0 is v1 on the wire (Kafka 3.4 still serves it); a non-controller forwards the writes."""
+    other = next(i for i in cluster.brokers if i != cluster.controller_id())
+    address = cluster.listener_address(other, "CLIENT")
+    created = one(address, CREATE, 0, create_values([("User", "bob")]))
+    assert int(created.error_code) == 0 and created.principal_name == "alice"
+    hmac = bytes(created.hmac)
+    wait_for(lambda: created.token_id in described(address), 10)
+    described_v0 = one(address, DESCRIBE, 0, {"owners": None})
+    assert int(described_v0.error_code) == 0 and created.token_id in {t.token_id for t in described_v0.tokens}
+    assert int(one(address, RENEW, 0, {"hmac": hmac, "renew_period": 60_000}, user="bob").error_code) == 0
+    assert int(one(address, EXPIRE, 0, {"hmac": hmac, "expiry_time_period": -1}).error_code) == 0
+    assert cluster.zk_get(f"/delegation_token/tokens/{created.token_id}") is None

@@ -54,3 +54,74 @@ def test_up_fails_with_the_reason_when_a_broker_exits(tmp_path):
     assert "broker 2 exited" in up.stderr and "address already in use" in up.stderr, up.stderr
     assert not (data_dir / "cluster.json").exists()
     assert "no answer" in fauxka("status", "--bootstrap", f"127.0.0.1:{base}").stdout
+
+
+def test_up_tls(tmp_path):
+    """`up --tls`: SSL listeners with a throw-away CA, brokers forwarding to each other over SSL, and the
+    printed settings work for a real client."""
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    zk_port, base = free_ports(), free_ports(2)
+    data_dir = tmp_path / "cluster"
+    up = fauxka("up", "--tls", "--brokers", "2", "--data-dir", str(data_dir), "--zookeeper-port", str(zk_port),
+                "--base-port", str(base), "--metrics-base-port", "0", "--detach", "--timeout", "60",
+                "--override", "advertised.controller=self")
+    try:
+        assert up.returncode == 0, up.stderr
+        tls = data_dir / "tls"
+        assert f"ssl.ca.location={tls / 'ca.pem'}" in up.stdout
+        assert f"ssl.certificate.location={tls / 'client.pem'}" in up.stdout
+        status = fauxka("status", "--data-dir", str(data_dir))
+        assert status.returncode == 0 and "brokers:    1, 2" in status.stdout, status.stdout + status.stderr
+        for port in (base, base + 1):  # each broker answers itself (advertised.controller=self): one forwards
+            admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{port}", "security.protocol": "SSL",
+                                 "ssl.ca.location": str(tls / "ca.pem"),
+                                 "ssl.certificate.location": str(tls / "client.pem"),
+                                 "ssl.key.location": str(tls / "client.key")})
+            name = unique("tls-up")
+            admin.create_topics([NewTopic(name, 1, 1)])[name].result(30)
+        # a plaintext client (status without the cluster's state) gets nothing from an SSL port
+        assert "no answer" in fauxka("status", "--bootstrap", f"127.0.0.1:{base}").stdout
+    finally:
+        down = fauxka("down", "--data-dir", str(data_dir))
+    assert down.returncode == 0, down.stderr
+
+
+def test_ctrl_c_stops_everything_when_output_is_piped_to_tee(tmp_path):
+    """`fauxka up | tee up.log`, then Ctrl-C: tee dies with up, and up still stops every process."""
+    import os
+    import signal
+    import time
+
+    zk_port, base = free_ports(), free_ports(2)
+    data_dir = tmp_path / "cluster"
+    log = tmp_path / "up.log"
+    command = (f"{sys.executable} -m fauxka up --brokers 2 --data-dir {data_dir} --zookeeper-port {zk_port} "
+               f"--base-port {base} --metrics-base-port 0 --timeout 60 | tee {log}")
+    shell = subprocess.Popen(["sh", "-c", command], start_new_session=True, stdout=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while "press Ctrl-C" not in (log.read_text() if log.exists() else ""):
+            assert time.monotonic() < deadline and shell.poll() is None, "up did not become ready"
+            time.sleep(0.1)
+        state = json.loads((data_dir / "cluster.json").read_text())
+        pids = [b["pid"] for b in state["brokers"]] + [state["zookeeper"]["pid"]]
+        os.killpg(shell.pid, signal.SIGINT)  # what Ctrl-C does: the whole foreground group, tee included
+        shell.wait(30)
+
+        def alive(pid):
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return False
+            with open(f"/proc/{pid}/stat") as f:
+                return f.read().split()[2] != "Z"
+        deadline = time.monotonic() + 20
+        while any(alive(p) for p in pids) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not [p for p in pids if alive(p)]
+        assert not (data_dir / "cluster.json").exists()
+    finally:
+        if shell.poll() is None:
+            os.killpg(shell.pid, signal.SIGKILL)
+        fauxka("down", "--data-dir", str(data_dir))

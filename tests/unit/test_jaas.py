@@ -75,9 +75,8 @@ def test_listener_settings_and_inter_broker_credentials():
     ({"sasl.enabled.mechanisms": "SCRAM-SHA-256"},
      "Missing configuration listener.name.client.scram-sha-256.sasl.jaas.config: Could not find a 'KafkaServer' "
      "or 'client.KafkaServer' entry"),
-    ({"listener.security.protocol.map": "CLIENT:SSL,BROKER:PLAINTEXT"}, "security protocol SSL is not supported"),
-    ({"listener.security.protocol.map": "CLIENT:SASL_SSL,BROKER:PLAINTEXT"},
-     "security protocol SASL_SSL is not supported"),
+    ({"listener.security.protocol.map": "CLIENT:SSL,BROKER:PLAINTEXT"}, "a TLS listener needs a key store"),
+    ({"listener.security.protocol.map": "CLIENT:SASL_SSL,BROKER:PLAINTEXT"}, "a TLS listener needs a key store"),
     ({"inter.broker.listener.name": "CLIENT", "sasl.mechanism.inter.broker.protocol": "SCRAM-SHA-256"},
      "sasl.mechanism.inter.broker.protocol must be included in sasl.enabled.mechanisms"),
     ({"inter.broker.listener.name": "CLIENT",

@@ -10,7 +10,9 @@ def test_api_table_versions_exist_in_kio():
     for api in api_table.TABLE.values():
         for version in range(api.min_version, api.max_version + 1):
             assert request_schema(api.key, version).__api_key__ == api.key
-            assert response_schema(api.key, version).__version__ == version
+            # the delegation token apis' v0 is their v1 on the wire (kio has no v0)
+            expected = 1 if version == 0 and api.key in (38, 39, 40, 41) else version
+            assert response_schema(api.key, version).__version__ == expected
 
 
 def test_api_table_handlers_resolve():
