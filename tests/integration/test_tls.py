@@ -283,5 +283,5 @@ def test_host_name_checked_between_brokers(make_cluster, tmp_path):
     cluster = make_cluster(2, overrides, extra_listeners={"SSL": "SSL"})
     assert create_at_non_controller(cluster) == 7  # REQUEST_TIMED_OUT: no channel to the controller
     other = next(i for i in cluster.brokers if i != cluster.controller_id())
-    lines = log_lines(cluster, other, "no forwarding channel to the controller")
+    lines = log_lines(cluster, other, "no connection to the controller")
     assert lines and "CERTIFICATE_VERIFY_FAILED" in lines[0]["error"]
