@@ -25,6 +25,7 @@ from .config import BrokerConfig
 from .metadata_cache import MetadataCache
 from .metrics import BrokerMetrics
 from .registration import BrokerIdTaken, register
+from .replication.replica_manager import ReplicaManager
 from .server import Server
 
 
@@ -45,6 +46,7 @@ class Broker:
         self.authorizer = load_authorizer(config, self.zk, log)
         self.tokens = TokenCache(self.zk, tokens.settings(config), log)  # delegation tokens, with a secret key
         self.forwarding = ForwardingManager(self)
+        self.replicas = ReplicaManager(self)  # partition logs, leader and follower roles
         self.server = Server(self)
         self._stopped = asyncio.Event()
         self._fatal: BaseException | None = None
@@ -76,6 +78,8 @@ class Broker:
         self.applied.start()
         self.cache.start()
         await self.cache.wait_synced(timeout_s)
+        self.replicas.load()
+        self.replicas.start()
         await register(self.zk, self._registration())
         self.election.start()
         self.metrics.serve(self.config["metrics.host"], self.config["metrics.port"])
@@ -160,6 +164,7 @@ class Broker:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         await self.election.stop()
         await self.server.stop()
+        await self.replicas.stop()
         await self.auto_create.stop()
         await self.forwarding.stop()
         await self.applied.stop()

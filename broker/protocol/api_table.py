@@ -50,6 +50,9 @@ def _functions(name: str) -> tuple[Callable, Callable | None, Callable | None]:
 TABLE: dict[int, Api] = {
     api.key: api
     for api in (
+        Api(0, "produce", 3, 11),
+        Api(1, "fetch", 4, 16),
+        Api(2, "list_offsets", 1, 9),
         Api(3, "metadata", 0, 12),
         Api(17, "sasl_handshake", 0, 1),
         Api(18, "api_versions", 0, 4),
