@@ -24,6 +24,7 @@ from .forwarding import ForwardingManager
 from .config import BrokerConfig
 from .metadata_cache import MetadataCache
 from .metrics import BrokerMetrics
+from .producer_ids import ProducerIdManager
 from .registration import BrokerIdTaken, register
 from .replication.replica_manager import ReplicaManager
 from .server import Server
@@ -47,6 +48,7 @@ class Broker:
         self.tokens = TokenCache(self.zk, tokens.settings(config), log)  # delegation tokens, with a secret key
         self.forwarding = ForwardingManager(self)
         self.replicas = ReplicaManager(self)  # partition logs, leader and follower roles
+        self.producer_ids = ProducerIdManager(self)  # idempotent producers' ids, in blocks from the controller
         self.server = Server(self)
         self._stopped = asyncio.Event()
         self._fatal: BaseException | None = None

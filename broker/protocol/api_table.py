@@ -58,6 +58,8 @@ TABLE: dict[int, Api] = {
         Api(18, "api_versions", 0, 4),
         Api(19, "create_topics", 2, 7, forwardable=True, controller_only=True),
         Api(20, "delete_topics", 1, 6, forwardable=True, controller_only=True),
+        Api(22, "init_producer_id", 0, 5),
+        Api(23, "offset_for_leader_epoch", 2, 4),
         Api(29, "describe_acls", 1, 3),
         Api(30, "create_acls", 1, 3, forwardable=True, controller_only=True),
         Api(31, "delete_acls", 1, 3, forwardable=True, controller_only=True),

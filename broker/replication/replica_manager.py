@@ -225,6 +225,11 @@ class ReplicaManager:
         """ListOffsets: see reads.Reader.offset_for."""
         return self.reader.offset_for(topic, index, timestamp, isolation_level, current_leader_epoch)
 
+    def end_offset_for_epoch(self, topic: str, index: int, epoch: int, current_leader_epoch: int) -> tuple[int, int]:
+        """OffsetForLeaderEpoch: (largest epoch <= `epoch`, its end offset) from the leader's epoch cache."""
+        partition = self.leader_partition(topic, index, current_leader_epoch)
+        return partition.log.end_offset_for_epoch(epoch)
+
     def high_watermark_moved(self, partition: Partition) -> None:
         """Wake whoever waits on this partition (acks=all produces, consumers' long polls)."""
         self.purgatory.wake(partition.key)

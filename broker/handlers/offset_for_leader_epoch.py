@@ -1,0 +1,43 @@
+"""OffsetForLeaderEpoch v2-v4: the end offset of a leader epoch in the leader's epoch cache.
+
+Versions: v2 current_leader_epoch fencing (KIP-320) and throttle_time; v3 replica_id
+(a follower's request needs ClusterAction; consumers need Describe on the topic, which is what
+makes Java clients use it: KIP-320 `supportsTopicPermission`); v4 flexible. v0-v1 are not in
+kio. The answer is the largest epoch <= the one asked for and where it ends (the log end offset
+for the leader's current epoch); an epoch before the cache's first: -1/-1 (UNDEFINED), no error.
+"""
+
+from controller.acl_model import CLUSTER_NAME
+from model.errors import ErrorCode, KafkaError
+
+from ..protocol.build import build
+from ..protocol.codec import response_schema
+
+_KEY = 23
+
+
+async def handle(ctx, request):
+    replicas = ctx.broker.replicas
+    replica_id = getattr(request, "replica_id", -1)
+    cluster_action = replica_id < 0 or ctx.authorized("CLUSTER_ACTION", "CLUSTER", CLUSTER_NAME)
+    topics = []
+    for topic in request.topics:
+        allowed = cluster_action and (replica_id >= 0 or ctx.authorized("DESCRIBE", "TOPIC", topic.topic))
+        known = topic.topic in ctx.cache.topics
+        partitions = []
+        for p in topic.partitions:
+            entry = {"partition": p.partition, "error_code": ErrorCode.none, "leader_epoch": -1, "end_offset": -1}
+            if not allowed:
+                entry["error_code"] = ErrorCode.topic_authorization_failed
+            elif not known:
+                entry["error_code"] = ErrorCode.unknown_topic_or_partition
+            else:
+                try:
+                    epoch, end = replicas.end_offset_for_epoch(topic.topic, p.partition, p.leader_epoch,
+                                                               p.current_leader_epoch)
+                    entry.update(leader_epoch=epoch, end_offset=end)
+                except KafkaError as exc:
+                    entry["error_code"] = exc.code
+            partitions.append(entry)
+        topics.append({"topic": topic.topic, "partitions": partitions})
+    return build(response_schema(_KEY, ctx.version), {"throttle_time": 0, "topics": topics})
