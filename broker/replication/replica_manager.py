@@ -230,6 +230,17 @@ class ReplicaManager:
         partition = self.leader_partition(topic, index, current_leader_epoch)
         return partition.log.end_offset_for_epoch(epoch)
 
+    def delete_records(self, topic: str, index: int, offset: int) -> int:
+        """DeleteRecords on the leader: the new log start offset (offset -1: the high watermark)."""
+        partition = self.leader_partition(topic, index)
+        log = partition.log
+        target = log.high_watermark if offset == -1 else offset
+        if target < 0 or target > log.high_watermark:
+            raise KafkaError(ErrorCode.offset_out_of_range)
+        if target > log.log_start_offset:
+            log.advance_log_start_offset(target)
+        return log.log_start_offset
+
     def high_watermark_moved(self, partition: Partition) -> None:
         """Wake whoever waits on this partition (acks=all produces, consumers' long polls)."""
         self.purgatory.wake(partition.key)
