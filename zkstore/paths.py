@@ -13,6 +13,7 @@ CONTROLLER_EPOCH = "/controller_epoch"
 CLUSTER_ID = "/cluster/id"
 DELETE_TOPICS = "/admin/delete_topics"
 CONFIG_CHANGES = "/config/changes"
+LATEST_PRODUCER_ID_BLOCK = "/latest_producer_id_block"
 # fauxka's own (outside Kafka's layout), for cluster-consistent blocking: the controller bumps
 # the version of METADATA_VERSION in every write; each broker publishes, in its ephemeral
 # APPLIED/<id>, the highest such version its metadata cache has fully applied.
@@ -23,7 +24,7 @@ APPLIED = "/fauxka/applied"
 PERSISTENT_PATHS = (
     "/consumers", BROKER_IDS, TOPICS, "/brokers/seqid", CONFIG_CHANGES, "/config/topics",
     "/config/clients", "/config/users", "/config/brokers", "/config/ips", DELETE_TOPICS,
-    "/isr_change_notification", "/latest_producer_id_block", "/log_dir_event_notification",
+    "/isr_change_notification", LATEST_PRODUCER_ID_BLOCK, "/log_dir_event_notification",
     METADATA_VERSION, APPLIED,
 )
 
@@ -189,6 +190,10 @@ class PartitionState:
     leader_epoch: int
     controller_epoch: int
     isr: list[int]
+    # The state znode's Stat.version: Kafka's partition epoch (LeaderAndIsr.partitionEpoch), which
+    # every conditional write of the znode expects and AlterPartition's partition_epoch names.
+    # Not part of the JSON; compare=False keeps equality about the content.
+    zk_version: int = field(default=0, compare=False)
 
 
 def encode_partition_state(state: PartitionState) -> bytes:
@@ -201,9 +206,37 @@ def encode_partition_state(state: PartitionState) -> bytes:
     })
 
 
-def decode_partition_state(data: bytes) -> PartitionState:
+def decode_partition_state(data: bytes, zk_version: int = 0) -> PartitionState:
     p = json.loads(data)
-    return PartitionState(int(p["leader"]), int(p["leader_epoch"]), int(p["controller_epoch"]), list(p["isr"]))
+    return PartitionState(int(p["leader"]), int(p["leader_epoch"]), int(p["controller_epoch"]), list(p["isr"]),
+                          zk_version)
+
+
+# --- producer id blocks -----------------------------------------------------------
+
+PRODUCER_ID_BLOCK_SIZE = 1000  # ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE
+
+
+@dataclass(frozen=True, slots=True)
+class ProducerIdBlock:
+    broker: int
+    block_start: int
+    block_end: int  # inclusive
+
+
+def encode_producer_id_block(block: ProducerIdBlock) -> bytes:
+    """ProducerIdBlockZNode.generateProducerIdBlockJson."""
+    return _json({"version": 1, "broker": block.broker, "block_start": str(block.block_start),
+                  "block_end": str(block.block_end)})
+
+
+def decode_producer_id_block(data: bytes) -> ProducerIdBlock | None:
+    """None for the empty znode Kafka creates at start-up. Kafka writes the bounds as JSON strings
+    and reads numbers or strings."""
+    if not data:
+        return None
+    p = json.loads(data)
+    return ProducerIdBlock(int(p["broker"]), int(p["block_start"]), int(p["block_end"]))
 
 
 # --- entity configs ------------------------------------------------------------
