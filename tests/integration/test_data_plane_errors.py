@@ -15,7 +15,7 @@ from tests.harness import wait_for
 def _topic(cluster, rf: int = 3, configs: dict | None = None) -> tuple[str, str, str]:
     """(topic, leader address, a follower's address) of a new one-partition topic."""
     name = unique("dp")
-    [result] = create_topics(cluster.controller_address, [topic_spec(name, 1, rf, configs=configs)])
+    [result] = create_topics(cluster.controller_address(), [topic_spec(name, 1, rf, configs=configs)])
     assert int(result.error_code) == 0, result
     leader = leader_of(cluster, name)
     other = next(b for b in cluster.brokers if b != leader)
@@ -80,7 +80,7 @@ def test_fetch_out_of_range_and_fencing(cluster):
     topic, leader, follower = _topic(cluster)
     produce(leader, topic, 0, batch([b"a"]))
     assert int(fetch(leader, topic, 0, 5).responses[0].partitions[0].error_code) == 1  # OFFSET_OUT_OF_RANGE
-    assert int(fetch(leader, topic, 0, 0, current_leader_epoch=3).responses[0].partitions[0].error_code) == 79
+    assert int(fetch(leader, topic, 0, 0, current_leader_epoch=3).responses[0].partitions[0].error_code) == 75  # UNKNOWN_LEADER_EPOCH
     assert int(fetch(follower, topic, 0, 0).responses[0].partitions[0].error_code) == 6
     part = fetch(leader, topic, 0, 1).responses[0].partitions[0]  # at the end: nothing, no error
     assert int(part.error_code) == 0 and part.records in (b"", None)

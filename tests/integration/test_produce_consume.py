@@ -17,7 +17,7 @@ BASE_TS = 1_700_000_000_000
 
 def _topic(cluster, partitions: int = 1, rf: int = 3, configs: dict | None = None) -> str:
     name = unique("pc")
-    [result] = create_topics(cluster.controller_address, [topic_spec(name, partitions, rf, configs=configs)])
+    [result] = create_topics(cluster.controller_address(), [topic_spec(name, partitions, rf, configs=configs)])
     assert int(result.error_code) == 0, result
     return name
 
