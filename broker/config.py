@@ -73,6 +73,13 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
         _key("socket.request.max.bytes", "int", 104857600, at_least(1),
              "Largest request frame; a larger one closes the connection."),
         _key("request.timeout.ms", "int", 30000, at_least(0), "Forwarding deadline to the controller."),
+        _key("controlled.shutdown.enable", "bool", True, doc="SIGTERM asks the controller to move this broker's leaderships first."),
+        _key("controlled.shutdown.max.retries", "int", 3, at_least(1), "Controlled shutdown attempts before an unclean stop."),
+        _key("controlled.shutdown.retry.backoff.ms", "int", 5000, at_least(0), "Wait between controlled shutdown attempts."),
+        _key("auto.leader.rebalance.enable", "bool", True, doc="The controller moves leaderships back to preferred replicas."),
+        _key("leader.imbalance.check.interval.seconds", "int", 300, at_least(1), "How often the controller checks leader imbalance."),
+        _key("leader.imbalance.per.broker.percentage", "int", 10, at_least(0), "Imbalance (%) of a broker that triggers a rebalance."),
+        _key("unclean.leader.election.enable", "bool", False, doc="Default for topics: an out-of-sync replica may become leader."),
         _key("log.dirs", "list", None, doc="Directories of the partition logs (Kafka's on-disk layout)."),
         _key("fauxka.log.in.memory", "bool", False,
              doc="fauxka: keep partition logs in memory only (fast tests; nothing survives a restart)."),
@@ -132,7 +139,6 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
                 ("transaction.state.log.min.isr", "int", 2),
                 ("log.retention.check.interval.ms", "int", 300000),
                 ("group.initial.rebalance.delay.ms", "int", 3000),
-                ("controlled.shutdown.enable", "bool", True),
             )
         ),
     )

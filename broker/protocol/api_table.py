@@ -54,6 +54,7 @@ TABLE: dict[int, Api] = {
         Api(1, "fetch", 4, 16),
         Api(2, "list_offsets", 1, 9),
         Api(3, "metadata", 0, 12),
+        Api(7, "controlled_shutdown", 0, 3, controller_only=True),
         Api(17, "sasl_handshake", 0, 1),
         Api(18, "api_versions", 0, 4),
         Api(19, "create_topics", 2, 7, forwardable=True, controller_only=True),
@@ -73,13 +74,16 @@ TABLE: dict[int, Api] = {
         Api(39, "renew_delegation_token", 1, 2, forwardable=True, controller_only=True),
         Api(40, "expire_delegation_token", 1, 2, forwardable=True, controller_only=True),
         Api(41, "describe_delegation_token", 1, 3),
+        Api(43, "elect_leaders", 0, 2, forwardable=True, controller_only=True),
         Api(44, "incremental_alter_configs", 0, 1, forwardable=True, controller_only=True),
         Api(48, "describe_client_quotas", 0, 1),
         Api(49, "alter_client_quotas", 0, 1, forwardable=True, controller_only=True),
         Api(50, "describe_user_scram_credentials", 0, 0),
         Api(51, "alter_user_scram_credentials", 0, 0, forwardable=True, controller_only=True),
+        Api(56, "alter_partition", 0, 3, controller_only=True),
         Api(58, "envelope", 0, 0, controller_only=True),
         Api(60, "describe_cluster", 0, 1),
+        Api(67, "allocate_producer_ids", 0, 0, controller_only=True),
     )
 }
 
