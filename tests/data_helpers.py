@@ -50,7 +50,8 @@ def list_offset(address: str, topic: str, partition: int, timestamp: int, isolat
 
 
 def leader_of(cluster, topic: str, partition: int = 0) -> int:
-    response = send(cluster.bootstrap.split(",")[0], 3, 12, {
+    """The leader the controller's metadata names (it knows a topic it created first)."""
+    response = send(cluster.controller_address(), 3, 12, {
         "topics": [{"name": topic, "topic_id": None}], "allow_auto_topic_creation": False,
         "include_topic_authorized_operations": False})
     return next(p.leader_id for p in response.topics[0].partitions if p.partition_index == partition)
