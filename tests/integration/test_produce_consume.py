@@ -157,3 +157,36 @@ def test_keys_spread_over_partitions_keep_order_per_partition(cluster):
     assert seen == 300
     for key, values in got.items():
         assert values == sorted(values), key  # one key, one partition, produce order
+
+
+def test_idempotent_producers_get_producer_ids_and_produce(cluster):
+    """kafka-python 3 is idempotent by default (InitProducerId first); confluent-kafka when asked."""
+    from confluent_kafka import Producer
+    from kafka import KafkaProducer
+
+    topic = _topic(cluster)
+    producer = KafkaProducer(bootstrap_servers=cluster.bootstrap, acks="all")
+    assert producer.config["enable_idempotence"]
+    offsets = [producer.send(topic, f"kp-{i}".encode(), partition=0).get(15).offset for i in range(20)]
+    producer.close()
+    assert offsets == list(range(20))
+    idempotent = Producer({"bootstrap.servers": cluster.bootstrap, "enable.idempotence": True})
+    delivered = []
+    for i in range(20):
+        idempotent.produce(topic, f"ck-{i}".encode(), partition=0,
+                           on_delivery=lambda err, msg: delivered.append((err, msg.offset())))
+    assert idempotent.flush(30) == 0
+    assert delivered == [(None, 20 + i) for i in range(20)]
+
+
+def test_two_producer_ids_differ(cluster):
+    from tests.admin_helpers import send
+
+    answers = [send(cluster.bootstrap.split(",")[i], 22, 5, {"transactional_id": None, "transaction_timeout": 60000,
+                                                             "producer_id": -1, "producer_epoch": -1})
+               for i in range(3)]
+    assert [int(a.error_code) for a in answers] == [0, 0, 0]
+    assert len({a.producer_id for a in answers}) == 3 and all(a.producer_epoch == 0 for a in answers)
+    txn = send(cluster.bootstrap.split(",")[0], 22, 5, {"transactional_id": "tx", "transaction_timeout": 60000,
+                                                        "producer_id": -1, "producer_epoch": -1})
+    assert int(txn.error_code) == 15  # COORDINATOR_NOT_AVAILABLE: no transaction coordinator yet

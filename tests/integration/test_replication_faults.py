@@ -69,8 +69,8 @@ def _topic(cluster, partitions: int = 1, rf: int = 3, min_isr: int = 2) -> str:
 
 
 def _state(cluster, topic: str, partition: int = 0, via: int | None = None):
-    """(leader, isr) as a live broker's Metadata says."""
-    address = cluster.address_of(via) if via is not None else cluster.bootstrap.split(",")[0]
+    """(leader, isr) as a live broker's Metadata says (the controller's by default)."""
+    address = cluster.address_of(via) if via is not None else cluster.controller_address()
     response = send(address, 3, 12, {"topics": [{"name": topic, "topic_id": None}], "allow_auto_topic_creation": False,
                                      "include_topic_authorized_operations": False})
     part = next(p for p in response.topics[0].partitions if p.partition_index == partition)
