@@ -1,5 +1,6 @@
 """Raw Produce, Fetch and ListOffsets through fauxka's own client, for exact error codes."""
 
+import time
 import uuid
 
 from aiokafka.record.default_records import DefaultRecordBatchBuilder
@@ -9,7 +10,11 @@ from tests.admin_helpers import send
 NO_UUID = uuid.UUID(int=0)
 
 
-def batch(values: list[bytes], timestamp: int = 1_700_000_000_000, keys: list[bytes] | None = None) -> bytes:
+def batch(values: list[bytes], timestamp: int | None = None, keys: list[bytes] | None = None) -> bytes:
+    """One magic-2 batch, stamped now by default (an old CreateTime rolls a segment per batch, as
+    Kafka's segment.ms counts from the first batch's timestamp, and a fetch reads one segment)."""
+    if timestamp is None:
+        timestamp = int(time.time() * 1000)
     builder = DefaultRecordBatchBuilder(2, 0, 0, -1, -1, -1, 1 << 24)
     for i, value in enumerate(values):
         builder.append(i, timestamp + i, keys[i] if keys else None, value, [])
