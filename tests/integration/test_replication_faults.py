@@ -47,6 +47,7 @@ class Load:
                 pass
             self._producer.poll(0.002)
         self._producer.flush(60)
+        self._producer = None  # no client left reconnecting to a stopped cluster
 
     def start(self) -> "Load":
         self._thread.start()
@@ -177,7 +178,7 @@ def test_a_torn_log_tail_is_cut_at_recovery_and_refilled_from_the_leader(make_cl
     data = segment.read_bytes()
     segment.write_bytes(data[:-7] + b"\x00garbage")  # the last batch torn and followed by junk
     cluster.brokers[follower].start()
-    cluster.wait_ready(30, ids=[follower])
+    cluster.wait_ready(30)
     wait_for(lambda: _state(cluster, topic, via=leader)[1] == [1, 2, 3], 30, what="the follower back in the ISR")
     cluster.brokers[leader].stop()  # the repaired follower (or the other) now serves every record
     wait_for(lambda: _state(cluster, topic, via=follower)[0] not in (leader, -1), 30, what="a new leader")
