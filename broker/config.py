@@ -91,6 +91,9 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
         _key("replica.socket.timeout.ms", "int", 30000, at_least(1), "Follower fetch: network timeout."),
         _key("replica.lag.time.max.ms", "int", 30000, at_least(1),
              "A follower that has not caught up for this long leaves the ISR."),
+        _key("log.retention.check.interval.ms", "int", 300000, at_least(1),
+             "How often segments past retention.ms / retention.bytes / the log start offset are deleted."),
+        _key("log.cleaner.backoff.ms", "int", 15000, at_least(0), "How often compacted topics are cleaned."),
         _key("replica.high.watermark.checkpoint.interval.ms", "int", 5000, at_least(1),
              "How often high watermarks are written to replication-offset-checkpoint."),
         _key("log.dir", "string", "/tmp/kafka-logs", doc="Used when log.dirs is not set."),
@@ -137,7 +140,6 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
                 ("offsets.topic.replication.factor", "int", 3),
                 ("transaction.state.log.replication.factor", "int", 3),
                 ("transaction.state.log.min.isr", "int", 2),
-                ("log.retention.check.interval.ms", "int", 300000),
                 ("group.initial.rebalance.delay.ms", "int", 3000),
             )
         ),

@@ -7,7 +7,6 @@ offset_lag is the distance to the high watermark for a follower, 0 for a leader,
 "how far behind the current replica" (it has no future replicas: is_future_key false).
 """
 
-import os
 import shutil
 
 from controller.acl_model import CLUSTER_NAME
@@ -33,7 +32,7 @@ async def handle(ctx, request):
         if wanted is not None and (topic, index) not in wanted:
             continue
         log = partition.log
-        where = _dir_of(log, dirs)
+        where = replicas.logs.log_dir_of(topic, index) or dirs[0]
         lag = 0 if partition.is_leader else max(log.high_watermark - log.log_end_offset, 0)
         by_dir.setdefault(where, {}).setdefault(topic, []).append(
             {"partition_index": index, "partition_size": log.size_bytes, "offset_lag": lag, "is_future_key": False})
@@ -44,16 +43,6 @@ async def handle(ctx, request):
                         "topics": [{"name": t, "partitions": ps} for t, ps in topics.items()]})
     return build(response_schema(_KEY, ctx.version), {"throttle_time": 0, "error_code": ErrorCode.none,
                                                       "results": results})
-
-
-def _dir_of(log, dirs: list[str]) -> str:
-    path = getattr(log, "dir", None) or getattr(log, "path", None)
-    if path is not None:
-        parent = os.path.dirname(os.path.abspath(str(path)))
-        for d in dirs:
-            if os.path.abspath(d) == parent:
-                return d
-    return dirs[0]
 
 
 def _space(path: str, in_memory: bool) -> tuple[int, int]:

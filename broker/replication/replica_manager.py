@@ -71,6 +71,8 @@ class ReplicaManager:
             if self._assigned(topic, index) is None:
                 self._delete(topic, index)
         self.spawn(self._checkpoint_periodically(), "hw-checkpoint")
+        self.spawn(self._every("log.retention.check.interval.ms", self.logs.retention_pass), "log-retention")
+        self.spawn(self._every("log.cleaner.backoff.ms", self.logs.cleaner_pass), "log-cleaner")
         self.isr.start()
 
     async def stop(self) -> None:
@@ -100,13 +102,17 @@ class ReplicaManager:
         self.logs.checkpoint()
 
     async def _checkpoint_periodically(self) -> None:
-        interval = self.config["replica.high.watermark.checkpoint.interval.ms"] / 1000
+        await self._every("replica.high.watermark.checkpoint.interval.ms", self.checkpoint)
+
+    async def _every(self, key: str, work) -> None:
+        """Run `work()` every `key` ms (Kafka's scheduler tasks: checkpoints, retention, cleaning)."""
+        interval = self.config[key] / 1000
         while True:
             await asyncio.sleep(interval)
             try:
-                self.checkpoint()
+                work()
             except OSError as exc:
-                self.log.error("checkpoint failed", error=repr(exc))
+                self.log.error("periodic log task failed", task=key, error=repr(exc))
 
     # --- lookups for handlers ----------------------------------------------------------------------
 
