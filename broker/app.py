@@ -126,7 +126,7 @@ class Broker:
         self.metrics.controller_epoch.set(self.election.epoch)
         if not active:
             self.cache.release_ownership()  # another controller may write from now on
-            self._spawn(self.leadership.stop(), "stop-leadership")
+            self.leadership.halt()
         if active:
             self.cache.take_ownership()
             self.leadership.start()

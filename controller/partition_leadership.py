@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from model.errors import ErrorCode
-from zkstore import BadVersion, MultiFailed, ZkUnavailable
+from zkstore import BadVersion, MultiFailed, NoNode, ZkUnavailable
 from zkstore import paths as zp
 from zkstore.fenced import ControllerMoved
 from zkstore.store import Op
@@ -55,14 +55,19 @@ class PartitionLeadership:
         if self._config["auto.leader.rebalance.enable"]:
             self._tasks.append(loop.create_task(self._rebalance_loop(), name="leadership-rebalance"))
 
-    async def stop(self) -> None:
+    def halt(self) -> list[asyncio.Task]:
+        """Stop at once (this broker is no longer controller): the tasks cancelled are returned, so a
+        re-election right after cannot have its new tasks cancelled by a late stop."""
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
-        for task in self._tasks:
+        tasks, self._tasks = self._tasks, []
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
-        self._tasks = []
+        return tasks
+
+    async def stop(self) -> None:
+        await asyncio.gather(*self.halt(), return_exceptions=True)
 
     def _on_cache_event(self, event: tuple) -> None:
         if event[0] == "broker":
@@ -107,6 +112,10 @@ class PartitionLeadership:
                 self._log.warning("leader election interrupted", error=str(exc))
                 await asyncio.sleep(0.5)
                 self._wake.set()
+            except Exception as exc:  # a bug must not end leader election for good
+                self._log.exception("leader election failed", error=repr(exc))
+                await asyncio.sleep(1.0)
+                self._wake.set()
 
     async def reconcile(self) -> None:
         """onBrokerFailure / onBrokerStartup / onControllerFailover as one level-triggered pass:
@@ -126,6 +135,8 @@ class PartitionLeadership:
         registered = set(self._cache.brokers)
         plan = {}
         for p in partitions:
+            if p.topic in self._cache.deleting:
+                continue  # onReplicasBecomeOffline leaves topics queued for deletion alone
             state = p.state
             if le.needs_offline_election(p, live) and not (state.leader in registered and state.leader in
                                                            self.shutting_down):
@@ -137,7 +148,9 @@ class PartitionLeadership:
                     state = new
             dead = [r for r in state.isr if r not in registered and r != state.leader]
             for replica in dead:
-                state = le.without_replica(state, replica, epoch) or state
+                shrunk = le.without_replica(state, replica, epoch)
+                if shrunk is not None and (shrunk.leader, shrunk.isr) != (state.leader, state.isr):
+                    state = shrunk  # a last ISR member stays: nothing to write for it
             if state is not p.state:
                 plan[(p.topic, p.partition)] = state
         return plan
@@ -147,7 +160,8 @@ class PartitionLeadership:
     async def controlled_shutdown(self, broker_id: int, broker_epoch: int) -> list[tuple[str, int]]:
         """doControlledShutdown: leaderships of `broker_id` move to another live in-sync replica,
         it leaves the ISRs it follows in; the partitions (RF > 1) it still leads are returned.
-        Raises KafkaError-like codes through ValueError names for the handler."""
+        LookupError: not a registered broker (BROKER_NOT_AVAILABLE); PermissionError: a stale
+        broker epoch (STALE_BROKER_EPOCH)."""
         async with self._lock:
             if broker_id not in self._cache.brokers:
                 raise LookupError(f"Broker id {broker_id} does not exist.")
@@ -187,6 +201,8 @@ class PartitionLeadership:
                 return
             except ZkUnavailable as exc:
                 self._log.warning("preferred leader rebalance interrupted", error=str(exc))
+            except Exception as exc:
+                self._log.exception("preferred leader rebalance failed", error=repr(exc))
 
     async def rebalance(self) -> int:
         """checkAndTriggerAutoLeaderRebalance; the number of partitions moved."""
@@ -275,7 +291,9 @@ class PartitionLeadership:
                 try:
                     written = await self._write(to_write)
                 except _Stale as stale:
-                    await self._refresh(stale.key)
+                    if not await self._refresh(stale.key):
+                        results[stale.key] = (ErrorCode.unknown_topic_or_partition, None)
+                        changes = {k: v for k, v in changes.items() if k != stale.key}
                     continue
                 for key in to_write:
                     results[key] = (ErrorCode.none, self._cache.partition_states[key]) if key in written \
@@ -291,14 +309,16 @@ class PartitionLeadership:
     async def _write_computed(self, keys, plan) -> set[tuple[str, int]]:
         """Compute `plan(partitions)` from the cache and write it; on a stale partition epoch,
         re-read that znode and compute again. The keys written."""
+        gone: set[tuple[str, int]] = set()
         for _ in range(ATTEMPTS):
-            states = plan(self._partitions(keys))
+            states = {k: v for k, v in plan(self._partitions(keys)).items() if k not in gone}
             if not states:
                 return set()
             try:
                 return await self._write(states)
             except _Stale as stale:
-                await self._refresh(stale.key)
+                if not await self._refresh(stale.key):
+                    gone.add(stale.key)  # deleted meanwhile (topic deletion)
         self._log.warning("partition states kept changing under the controller")
         return set()
 
@@ -311,7 +331,7 @@ class PartitionLeadership:
         try:
             results = await self._admin.writer.write(ops)
         except MultiFailed as failed:
-            if isinstance(failed.cause, BadVersion):
+            if isinstance(failed.cause, (BadVersion, NoNode)):
                 raise _Stale(keys[failed.index]) from None
             raise
         except ControllerMoved as exc:
@@ -325,10 +345,13 @@ class PartitionLeadership:
         self._log.info("partition states written", partitions=len(keys), written_at=written_at)
         return set(keys)
 
-    async def _refresh(self, key: tuple[str, int]) -> None:
+    async def _refresh(self, key: tuple[str, int]) -> bool:
+        """Read a partition state the controller's cache had stale; False when it no longer exists."""
         value = await self._admin.zk.get(zp.partition_state_path(*key))
-        if value is not None:
-            self._cache.record_partition_state(key[0], key[1], zp.decode_partition_state(value[0], value[1].version))
+        if value is None:
+            return False
+        self._cache.record_partition_state(key[0], key[1], zp.decode_partition_state(value[0], value[1].version))
+        return True
 
 
 class _Stale(Exception):

@@ -13,19 +13,16 @@ from zkstore.fenced import ControllerMoved
 
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from .broker_to_controller import refusal
 
 _KEY = 67
 
 
 async def handle(ctx, request):
     broker = ctx.broker
-    if not ctx.authorized("CLUSTER_ACTION", "CLUSTER", "kafka-cluster"):
-        return _answer(ctx, ErrorCode.cluster_authorization_failed)
-    if not broker.admin.active:
-        return _answer(ctx, ErrorCode.not_controller)
-    known = broker.cache.broker_epochs.get(request.broker_id)
-    if known is None or request.broker_epoch not in (-1, known):
-        return _answer(ctx, ErrorCode.stale_broker_epoch)
+    refused = refusal(ctx, request.broker_id, request.broker_epoch)
+    if refused is not None:
+        return _answer(ctx, refused)
     try:
         block = await allocate(broker.admin, request.broker_id)
     except ControllerMoved as exc:

@@ -19,6 +19,7 @@ from model.errors import ErrorCode
 from ..protocol.build import build
 from ..protocol.codec import response_schema
 from .admin_common import ZERO_UUID
+from .broker_to_controller import refusal
 
 _KEY = 56
 
@@ -26,13 +27,9 @@ _KEY = 56
 async def handle(ctx, request):
     v = ctx.version
     broker = ctx.broker
-    if not ctx.authorized("CLUSTER_ACTION", "CLUSTER", "kafka-cluster"):
-        return _top_level(v, ErrorCode.cluster_authorization_failed)
-    if not broker.admin.active:
-        return _top_level(v, ErrorCode.not_controller)
-    known = broker.cache.broker_epochs.get(request.broker_id)
-    if known is None or request.broker_epoch not in (-1, known):
-        return _top_level(v, ErrorCode.stale_broker_epoch)
+    refused = refusal(ctx, request.broker_id, request.broker_epoch)
+    if refused is not None:
+        return _top_level(v, refused)
     changes, names, unknown_ids = {}, {}, []
     for topic in request.topics:
         name = topic.topic_name if v < 2 else broker.cache.topic_by_id(topic.topic_id)

@@ -14,19 +14,18 @@ from zkstore.fenced import ControllerMoved
 
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from .broker_to_controller import refusal
 
 _KEY = 7
 
 
 async def handle(ctx, request):
-    broker = ctx.broker
-    if not ctx.authorized("CLUSTER_ACTION", "CLUSTER", "kafka-cluster"):
-        return _answer(ctx, ErrorCode.cluster_authorization_failed)
-    if not broker.admin.active:
-        return _answer(ctx, ErrorCode.not_controller)
+    refused = refusal(ctx)  # the broker epoch is checked by the controller (BROKER_NOT_AVAILABLE first)
+    if refused is not None:
+        return _answer(ctx, refused)
     try:
-        remaining = await broker.leadership.controlled_shutdown(request.broker_id,
-                                                                getattr(request, "broker_epoch", -1))
+        remaining = await ctx.broker.leadership.controlled_shutdown(request.broker_id,
+                                                                    getattr(request, "broker_epoch", -1))
     except LookupError:
         return _answer(ctx, ErrorCode.broker_not_available)
     except PermissionError:

@@ -35,11 +35,16 @@ def create(cluster, topic: str, assignments: dict[int, list[int]], configs: dict
                  what=f"topic {topic} on broker {broker_id}")
 
 
-def test_kill_9_a_leader_moves_its_leaderships_with_a_new_epoch_and_shrunk_isr(make_cluster):
+def started(make_cluster):
+    """A 3-broker cluster, its controller, a broker that is not the controller, and the two others."""
     cluster = make_cluster(3, FAST)
     controller = cluster.controller_id()
     victim = next(i for i in cluster.brokers if i != controller)
-    others = [i for i in cluster.brokers if i != victim]
+    return cluster, controller, victim, [i for i in cluster.brokers if i != victim]
+
+
+def test_kill_9_a_leader_moves_its_leaderships_with_a_new_epoch_and_shrunk_isr(make_cluster):
+    cluster, controller, victim, others = started(make_cluster)
     topic, pair = unique("kill"), unique("pair")
     create(cluster, topic, {0: [victim, *others], 1: [others[0], victim, others[1]]})
     create(cluster, pair, {0: [victim, others[0]]})
@@ -62,10 +67,7 @@ def test_kill_9_a_leader_moves_its_leaderships_with_a_new_epoch_and_shrunk_isr(m
 
 
 def test_sigterm_moves_leaderships_before_the_broker_exits(make_cluster):
-    cluster = make_cluster(3, FAST)
-    controller = cluster.controller_id()
-    victim = next(i for i in cluster.brokers if i != controller)
-    others = [i for i in cluster.brokers if i != victim]
+    cluster, controller, victim, others = started(make_cluster)
     topic = unique("term")
     create(cluster, topic, {p: [victim, *others] if p % 2 == 0 else [*others, victim] for p in range(6)})
 
@@ -102,30 +104,15 @@ def test_returning_broker_gets_preferred_leaderships_back_through_elect_leaders(
     from confluent_kafka import ElectionType, TopicPartition
     from confluent_kafka.admin import AdminClient
 
-    cluster = make_cluster(3, FAST)
-    controller = cluster.controller_id()
-    victim = next(i for i in cluster.brokers if i != controller)
-    others = [i for i in cluster.brokers if i != victim]
+    cluster, controller, victim, others = started(make_cluster)
     topic = unique("pref")
     create(cluster, topic, {0: [victim, *others], 1: [others[0], victim, others[1]]})
 
     cluster.brokers[victim].stop()
     wait_for(lambda: partitions(cluster, others[0], topic)[0][0] == others[0], 10, what="leader moved away")
-    # ISR changes come from leaders (AlterPartition); until replication does it, put the broker back as its
-    # leader would, through the controller.
     cluster.brokers[victim].start()
     cluster.wait_ready(20)
-    state = json.loads(cluster.zk_get(f"/brokers/topics/{topic}/partitions/0/state"))
-    leader_epoch = state["leader_epoch"]
-    version = _znode_version(cluster, f"/brokers/topics/{topic}/partitions/0/state")
-    topic_id = _topic_id(cluster, topic)
-    response = send(cluster.controller_address(), 56, 3, {
-        "broker_id": state["leader"], "broker_epoch": -1, "topics": [{"topic_id": topic_id, "partitions": [{
-            "partition_index": 0, "leader_epoch": leader_epoch, "partition_epoch": version,
-            "new_isr_with_epochs": [{"broker_id": b, "broker_epoch": -1} for b in [*state["isr"], victim]],
-            "leader_recovery_state": 0}]}]})
-    (p,) = response.topics[0].partitions
-    assert int(p.error_code) == 0 and p.partition_epoch == version + 1 and victim in p.isr, p
+    rejoin_isr(cluster, topic, 0, victim)
 
     admin = AdminClient({"bootstrap.servers": cluster.address_of(others[1])})  # not necessarily the controller
     futures = admin.elect_leaders(ElectionType.PREFERRED, [TopicPartition(topic, 0), TopicPartition(topic, 1)])
@@ -150,6 +137,17 @@ def test_unclean_election_is_honoured(make_cluster):
     wait_for(lambda: partitions(cluster, b, unclean)[0][0] == b, SESSION_S + 5, what="unclean leader")
     assert partitions(cluster, b, unclean)[0][2] == [b]
     assert partitions(cluster, b, clean)[0][0] == -1  # no unclean election without the config
+    response = send(cluster.address_of(b), 43, 2, {"election_type": 0, "timeout": 5000, "topic_partitions": [
+        {"topic": clean, "partitions": [0, 7]}, {"topic": unclean, "partitions": [0]}]})
+    results = {(t.topic, p.partition_id): (int(p.error_code), p.error_message)
+               for t in response.replica_election_results for p in t.partition_result}
+    assert results == {
+        (clean, 0): (80, f"Failed to elect leader for partition {clean}-0 under strategy "
+                         "PreferredReplicaPartitionLeaderElectionStrategy"),  # PREFERRED_LEADER_NOT_AVAILABLE
+        (clean, 7): (3, "The partition does not exist."),
+        (unclean, 0): (80, f"Failed to elect leader for partition {unclean}-0 under strategy "
+                           "PreferredReplicaPartitionLeaderElectionStrategy"),
+    }
     # ElectLeaders UNCLEAN does it on request.
     response = send(cluster.address_of(b), 43, 2, {"election_type": 1, "timeout": 5000,
                                                     "topic_partitions": [{"topic": clean, "partitions": [0]}]})
@@ -174,6 +172,73 @@ def test_producer_id_blocks_are_distinct_across_brokers(make_cluster):
     plain = next(i for i in cluster.brokers if i != cluster.controller_id())
     response = send(cluster.address_of(plain), 67, 0, {"broker_id": plain, "broker_epoch": -1})
     assert int(response.error_code) == 41  # NOT_CONTROLLER
+    response = send(cluster.controller_address(), 67, 0, {"broker_id": 99, "broker_epoch": -1})
+    assert int(response.error_code) == 77  # STALE_BROKER_EPOCH: not a live broker
+    # ControlledShutdown (fauxka's own schemas) through the wire: unknown broker, wrong broker
+    assert int(send(cluster.controller_address(), 7, 1, {"broker_id": 99}).error_code) == 8  # BROKER_NOT_AVAILABLE
+    assert int(send(cluster.address_of(plain), 7, 3, {"broker_id": plain}).error_code) == 41
+
+
+def rejoin_isr(cluster, topic: str, partition: int, broker_id: int) -> None:
+    """Put a returned broker back into the ISR as its leader would (AlterPartition to the controller):
+    until replication does it, the tests play the leader."""
+    path = f"/brokers/topics/{topic}/partitions/{partition}/state"
+    state = json.loads(cluster.zk_get(path))
+    version = _znode_version(cluster, path)
+    response = send(cluster.controller_address(), 56, 3, {
+        "broker_id": state["leader"], "broker_epoch": -1, "topics": [{"topic_id": _topic_id(cluster, topic),
+                                                                      "partitions": [{
+            "partition_index": partition, "leader_epoch": state["leader_epoch"], "partition_epoch": version,
+            "new_isr_with_epochs": [{"broker_id": b, "broker_epoch": -1} for b in [*state["isr"], broker_id]],
+            "leader_recovery_state": 0}]}]})
+    (p,) = response.topics[0].partitions
+    assert int(p.error_code) == 0 and p.partition_epoch == version + 1 and broker_id in p.isr, p
+    assert p.leader_id == state["leader"] and p.leader_epoch == state["leader_epoch"]  # ISR changes keep the epoch
+    # the same request again: the partition epoch it names is stale now
+    again = send(cluster.controller_address(), 56, 3, {
+        "broker_id": state["leader"], "broker_epoch": -1, "topics": [{"topic_id": _topic_id(cluster, topic),
+                                                                      "partitions": [{
+            "partition_index": partition, "leader_epoch": state["leader_epoch"], "partition_epoch": version,
+            "new_isr_with_epochs": [{"broker_id": b, "broker_epoch": -1} for b in state["isr"]],
+            "leader_recovery_state": 0}]}]})
+    assert int(again.topics[0].partitions[0].error_code) == 95  # INVALID_UPDATE_VERSION
+
+
+def test_auto_rebalance_gives_a_returning_broker_its_preferred_leaderships(make_cluster):
+    cluster = make_cluster(3, {**FAST, "leader.imbalance.check.interval.seconds": "1"})
+    controller = cluster.controller_id()
+    victim = next(i for i in cluster.brokers if i != controller)
+    others = [i for i in cluster.brokers if i != victim]
+    topic = unique("auto")
+    create(cluster, topic, {0: [victim, *others]})
+    cluster.brokers[victim].stop()
+    wait_for(lambda: partitions(cluster, others[0], topic)[0][0] != victim, 10, what="leader moved away")
+    cluster.brokers[victim].start()
+    cluster.wait_ready(20)
+    time.sleep(1.5)
+    assert partitions(cluster, others[0], topic)[0][0] != victim  # not in the ISR: no preferred election
+    rejoin_isr(cluster, topic, 0, victim)
+    wait_for(lambda: partitions(cluster, others[0], topic)[0][0] == victim, 5, what="preferred leader restored")
+
+
+def test_the_controllers_own_leaderships_move_on_sigterm_and_on_kill_9(make_cluster):
+    cluster = make_cluster(3, FAST)
+    first = cluster.controller_id()
+    topic = unique("ctl")
+    ids = list(cluster.brokers)
+    create(cluster, topic, {p: ids[p:] + ids[:p] for p in range(3)})  # every broker leads one partition
+    survivor = next(i for i in ids if i != first)
+    cluster.brokers[first].signal(signal.SIGTERM)  # controlled shutdown sent to itself
+    assert cluster.brokers[first].process.wait(10) == 0
+    assert "controlled shutdown complete" in cluster.brokers[first].log_file.read_text()
+    now = partitions(cluster, survivor, topic)
+    assert all(leader != first and leader >= 0 for leader, _, _ in now.values()), now
+    second = wait_for(lambda: cluster.controller_id() not in (-1, first) and cluster.controller_id(), 5,
+                      what="a new controller")
+    cluster.brokers[second].signal(signal.SIGKILL)
+    last = next(i for i in ids if i not in (first, second))
+    wait_for(lambda: all(leader == last for leader, _, _ in partitions(cluster, last, topic).values()),
+             SESSION_S + 5, what="the last broker leads everything")
 
 
 def _znode_version(cluster, path: str) -> int:
