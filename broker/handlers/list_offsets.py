@@ -8,10 +8,11 @@ tiered -5 (no tiered storage: -1). DESCRIBE on the topic, else TOPIC_AUTHORIZATI
 the leader answers (replica_id -1); a debug replica id (-2) is answered by the leader too.
 """
 
-from model.errors import ErrorCode, KafkaError
+from model.errors import ErrorCode
 
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from .partition_results import partition_results
 
 _KEY = 2
 
@@ -19,25 +20,18 @@ _KEY = 2
 async def handle(ctx, request):
     replicas = ctx.broker.replicas
     isolation = int(getattr(request, "isolation_level", 0))
-    topics = []
-    for topic in request.topics:
-        allowed = ctx.authorized("DESCRIBE", "TOPIC", topic.name)
-        known = topic.name in ctx.cache.topics
-        partitions = []
-        for p in topic.partitions:
-            entry = {"partition_index": p.partition_index, "error_code": ErrorCode.none, "timestamp": -1,
-                     "offset": -1, "leader_epoch": -1}
-            if not allowed:
-                entry["error_code"] = ErrorCode.topic_authorization_failed
-            elif not known:
-                entry["error_code"] = ErrorCode.unknown_topic_or_partition
-            else:
-                try:
-                    timestamp, offset, epoch = replicas.offset_for(topic.name, p.partition_index, p.timestamp,
-                                                                   isolation, getattr(p, "current_leader_epoch", -1))
-                    entry.update(timestamp=timestamp, offset=offset, leader_epoch=epoch)
-                except KafkaError as exc:
-                    entry["error_code"] = exc.code
-            partitions.append(entry)
-        topics.append({"name": topic.name, "partitions": partitions})
+    topics = [{"name": topic.name, "partitions": partition_results(
+        ctx, ctx.authorized("DESCRIBE", "TOPIC", topic.name), topic.name, topic.partitions, _blank,
+        lambda p, t=topic.name: _answer(replicas, t, p, isolation))} for topic in request.topics]
     return build(response_schema(_KEY, ctx.version), {"throttle_time": 0, "topics": topics})
+
+
+def _blank(p) -> dict:
+    return {"partition_index": p.partition_index, "error_code": ErrorCode.none, "timestamp": -1, "offset": -1,
+            "leader_epoch": -1}
+
+
+def _answer(replicas, topic: str, p, isolation: int) -> dict:
+    timestamp, offset, epoch = replicas.offset_for(topic, p.partition_index, p.timestamp, isolation,
+                                                   getattr(p, "current_leader_epoch", -1))
+    return {"timestamp": timestamp, "offset": offset, "leader_epoch": epoch}

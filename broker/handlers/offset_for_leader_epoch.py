@@ -8,10 +8,11 @@ for the leader's current epoch); an epoch before the cache's first: -1/-1 (UNDEF
 """
 
 from controller.acl_model import CLUSTER_NAME
-from model.errors import ErrorCode, KafkaError
+from model.errors import ErrorCode
 
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from .partition_results import partition_results
 
 _KEY = 23
 
@@ -20,24 +21,11 @@ async def handle(ctx, request):
     replicas = ctx.broker.replicas
     replica_id = getattr(request, "replica_id", -1)
     cluster_action = replica_id < 0 or ctx.authorized("CLUSTER_ACTION", "CLUSTER", CLUSTER_NAME)
-    topics = []
-    for topic in request.topics:
-        allowed = cluster_action and (replica_id >= 0 or ctx.authorized("DESCRIBE", "TOPIC", topic.topic))
-        known = topic.topic in ctx.cache.topics
-        partitions = []
-        for p in topic.partitions:
-            entry = {"partition": p.partition, "error_code": ErrorCode.none, "leader_epoch": -1, "end_offset": -1}
-            if not allowed:
-                entry["error_code"] = ErrorCode.topic_authorization_failed
-            elif not known:
-                entry["error_code"] = ErrorCode.unknown_topic_or_partition
-            else:
-                try:
-                    epoch, end = replicas.end_offset_for_epoch(topic.topic, p.partition, p.leader_epoch,
-                                                               p.current_leader_epoch)
-                    entry.update(leader_epoch=epoch, end_offset=end)
-                except KafkaError as exc:
-                    entry["error_code"] = exc.code
-            partitions.append(entry)
-        topics.append({"topic": topic.topic, "partitions": partitions})
+    topics = [{"topic": topic.topic, "partitions": partition_results(
+        ctx, cluster_action and (replica_id >= 0 or ctx.authorized("DESCRIBE", "TOPIC", topic.topic)), topic.topic,
+        topic.partitions,
+        lambda p: {"partition": p.partition, "error_code": ErrorCode.none, "leader_epoch": -1, "end_offset": -1},
+        lambda p, t=topic.topic: dict(zip(("leader_epoch", "end_offset"), replicas.end_offset_for_epoch(
+            t, p.partition, p.leader_epoch, p.current_leader_epoch))))}
+        for topic in request.topics]
     return build(response_schema(_KEY, ctx.version), {"throttle_time": 0, "topics": topics})
