@@ -183,3 +183,19 @@ def test_a_torn_log_tail_is_cut_at_recovery_and_refilled_from_the_leader(make_cl
     cluster.brokers[leader].stop()  # the repaired follower (or the other) now serves every record
     wait_for(lambda: _state(cluster, topic, via=follower)[0] not in (leader, -1), 30, what="a new leader")
     _assert_nothing_acknowledged_lost(load, cluster.address_of(follower))
+
+
+def test_followers_replicate_over_a_sasl_inter_broker_listener(make_cluster):
+    from tests.integration.test_sasl import OVERRIDES
+
+    overrides = {**OVERRIDES, **FAST, "inter.broker.listener.name": "BROKER",
+                 "listener.name.broker.plain.sasl.jaas.config": OVERRIDES["listener.name.client.plain.sasl.jaas.config"],
+                 "listener.name.broker.sasl.enabled.mechanisms": "PLAIN"}
+    cluster = make_cluster(3, overrides, extra_listeners={"CLIENT": "SASL_PLAINTEXT", "BROKER": "SASL_PLAINTEXT"})
+    topic = _topic(cluster, min_isr=3)
+    producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all"})
+    failures = []
+    for i in range(100):
+        producer.produce(topic, str(i).encode(), partition=0, on_delivery=lambda err, msg: err and failures.append(err))
+    assert producer.flush(30) == 0 and failures == []  # min.insync.replicas=3: both followers fetched
+    assert _read_all(cluster.bootstrap, topic, 1)[0] == list(range(100))
