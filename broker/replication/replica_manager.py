@@ -19,6 +19,7 @@ from storage.log_manager import LogManager
 
 from ..purgatory import Purgatory
 from .appends import Appender
+from .fetch_sessions import FetchSessionCache
 from .fetcher import FetcherManager
 from .isr import IsrManager
 from .metrics import ReplicationMetrics
@@ -46,6 +47,7 @@ class ReplicaManager:
         self.metrics = ReplicationMetrics(broker.metrics.registry, self)
         self.appender = Appender(self)
         self.reader = Reader(self)
+        self.fetch_sessions = FetchSessionCache(self.config["max.incremental.fetch.session.cache.slots"])
         self.fetchers = FetcherManager(self)
         self.isr = IsrManager(self)
         self._unsubscribe = None

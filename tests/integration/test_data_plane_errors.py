@@ -99,11 +99,33 @@ def test_fetch_by_topic_id(cluster):
     assert int(unknown.responses[0].partitions[0].error_code) == 100  # UNKNOWN_TOPIC_ID
 
 
-def test_fetch_sessions_are_declined(cluster):
+def _session_fetch(address: str, session_id: int, epoch: int, partitions: list[tuple[str, int, int]]):
+    topics: dict[str, list[dict]] = {}
+    for topic, partition, offset in partitions:
+        topics.setdefault(topic, []).append({"partition": partition, "current_leader_epoch": -1, "fetch_offset": offset,
+                                             "last_fetched_epoch": -1, "log_start_offset": -1,
+                                             "partition_max_bytes": 1 << 20})
+    return send(address, 1, 12, {
+        "cluster_id": None, "replica_id": -1, "max_wait": 0, "min_bytes": 1, "max_bytes": 1 << 24, "isolation_level": 0,
+        "session_id": session_id, "session_epoch": epoch, "forgotten_topics_data": (), "rack_id": "",
+        "topics": [{"topic": t, "partitions": ps} for t, ps in topics.items()]})
+
+
+def test_incremental_fetch_sessions(cluster):
     topic, leader, _ = _topic(cluster)
-    response = fetch(leader, topic, 0, 0, session_epoch=0)  # asks for a new session
-    assert response.session_id == 0 and int(response.error_code) == 0
-    assert int(fetch(leader, topic, 0, 0, session_id=12345, session_epoch=1).error_code) == 70
+    full = _session_fetch(leader, 0, 0, [(topic, 0, 0)])  # a full fetch that opens a session
+    session = full.session_id
+    assert session != 0 and [p.partition_index for p in full.responses[0].partitions] == [0]
+    quiet = _session_fetch(leader, session, 1, [])  # nothing changed: no partition in the answer
+    assert int(quiet.error_code) == 0 and quiet.session_id == session and quiet.responses == ()
+    produce(leader, topic, 0, batch([b"a", b"b"]))
+    news = _session_fetch(leader, session, 2, [])  # the session remembers partition 0 at offset 0
+    assert _offsets(news.responses[0].partitions[0].records) == [0, 1]
+    assert int(_session_fetch(leader, session, 7, []).error_code) == 71  # INVALID_FETCH_SESSION_EPOCH
+    assert int(_session_fetch(leader, session + 1, 1, []).error_code) == 70  # FETCH_SESSION_ID_NOT_FOUND
+    closed = _session_fetch(leader, session, -1, [(topic, 0, 2)])  # close: a sessionless full fetch
+    assert closed.session_id == 0 and int(closed.error_code) == 0
+    assert int(_session_fetch(leader, session, 3, []).error_code) == 70
 
 
 def test_long_poll_waits_for_max_wait_then_answers_empty(cluster):

@@ -203,8 +203,9 @@ def test_kcat_batches_are_stored_compressed(cluster, codec, bits):
     from tests.data_helpers import fetch, leader_of
 
     topic = _topic(cluster)
-    out = subprocess.run(["kcat", "-P", "-b", cluster.bootstrap, "-t", topic, "-p", "0", "-z", codec],
-                         input="".join(f"line {i}\n" for i in range(20)), capture_output=True, text=True, timeout=60)
+    lines = "".join(f"line {i} {'x' * 300}\n" for i in range(20))  # compressible: librdkafka sends a batch
+    out = subprocess.run(["kcat", "-P", "-b", cluster.bootstrap, "-t", topic, "-p", "0", "-z", codec],  # plain when
+                         input=lines, capture_output=True, text=True, timeout=60)  # compressing does not shrink it
     assert out.returncode == 0, out.stderr
     records = fetch(cluster.address_of(leader_of(cluster, topic)), topic, 0, 0).responses[0].partitions[0].records
     attributes = int.from_bytes(records[21:23], "big")
