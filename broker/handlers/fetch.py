@@ -106,7 +106,8 @@ def _data(index: int, result, isolation: int, hinted: set[int]) -> dict:
         "partition_index": index, "error_code": result.error, "high_watermark": result.high_watermark,
         "last_stable_offset": result.last_stable_offset, "log_start_offset": result.log_start_offset,
         # Kafka sends no aborted list to read_uncommitted consumers, an empty one without aborts
-        "aborted_transactions": () if isolation == READ_COMMITTED and result.error == ErrorCode.none else None,
+        "aborted_transactions": [{"producer_id": pid, "first_offset": first} for pid, first in result.aborted or ()]
+        if isolation == READ_COMMITTED and result.error == ErrorCode.none else None,
         "preferred_read_replica": -1, "records": result.records,
     }
     if result.diverging_epoch is not None:

@@ -43,6 +43,7 @@ class FetchResult:
     records: bytes = b""
     diverging_epoch: tuple[int, int] | None = None  # (epoch, end offset) the follower must truncate to
     current_leader: tuple[int, int] | None = None  # (leader id, epoch) hint with NOT_LEADER / fencing errors
+    aborted: list[tuple[int, int]] | None = None  # (producer id, first offset) for read_committed
 
 
 class Reader:
@@ -125,6 +126,8 @@ class Reader:
             return result
         try:
             result.records = log.read(offset, limit, bound, min_one_batch)
+            if isolation_level == READ_COMMITTED and not follower and result.records:
+                result.aborted = log.aborted_transactions(offset, bound)  # Kafka's transaction index
         except OffsetOutOfRange:
             result.error = ErrorCode.offset_out_of_range
         except KafkaError as exc:

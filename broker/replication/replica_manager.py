@@ -100,11 +100,22 @@ class ReplicaManager:
         return task
 
     def checkpoint(self) -> None:
-        self.logs.write_high_watermarks({key: p.log.high_watermark for key, p in self.partitions.items()})
+        """Flush and write recovery points, log start offsets and high watermarks, here and now."""
         self.logs.checkpoint()
 
     async def _checkpoint_periodically(self) -> None:
-        await self._every("replica.high.watermark.checkpoint.interval.ms", self.checkpoint)
+        """Kafka's high-watermark checkpoint task; the fsyncs and file writes run in a worker
+        thread while appends go on (storage's begin_checkpoint / run / finish)."""
+        interval = self.config["replica.high.watermark.checkpoint.interval.ms"] / 1000
+        while True:
+            await asyncio.sleep(interval)
+            job = self.logs.begin_checkpoint()
+            try:
+                await asyncio.to_thread(job.run)
+            except OSError as exc:
+                self.log.error("checkpoint failed", error=repr(exc))
+                continue
+            job.finish()
 
     async def _every(self, key: str, work) -> None:
         """Run `work()` every `key` ms (Kafka's scheduler tasks: checkpoints, retention, cleaning)."""
@@ -191,7 +202,8 @@ class ReplicaManager:
             return  # the state znode is not written (or not read) yet
         partition = self.partitions.get(key)
         if partition is None:
-            log = self.logs.get_or_create(topic, index, self.log_config(topic))
+            assignment = self.cache.topics[topic]  # its topic id replaces a log of an earlier same-named topic
+            log = self.logs.get_or_create(topic, index, self.log_config(topic), topic_id=assignment.topic_id)
             saved_hw = self._saved_hws.pop(key, None)
             if saved_hw is not None:
                 log.high_watermark = saved_hw
