@@ -169,3 +169,30 @@ def test_list_offsets(cluster):
     assert list_offset(leader, topic, 0, 6000).offset == -1
     newest = list_offset(leader, topic, 0, -3)
     assert (newest.offset, newest.timestamp) == (3, 5000)
+
+
+def test_acks_zero_gets_no_response(cluster):
+    from broker.protocol.build import build
+    from broker.protocol.codec import decode_response, encode_request, request_schema
+    from broker.protocol.framing import read_frame
+
+    topic, leader, _ = _topic(cluster, rf=1)
+    produce_cls, metadata_cls = request_schema(0, 9), request_schema(3, 12)
+
+    async def exchange():
+        host, _, port = leader.rpartition(":")
+        reader, writer = await asyncio.open_connection(host, int(port))
+        try:
+            writer.write(encode_request(build(produce_cls, {
+                "transactional_id": None, "acks": 0, "timeout": 1000,
+                "topic_data": [{"name": topic, "partition_data": [{"index": 0, "records": batch([b"fire"])}]}]}), 1, "t"))
+            writer.write(encode_request(build(metadata_cls, {
+                "topics": None, "allow_auto_topic_creation": False,
+                "include_topic_authorized_operations": False}), 2, "t"))
+            frame = await asyncio.wait_for(read_frame(reader, 1 << 20), 10)
+            return decode_response(frame, metadata_cls)[0]
+        finally:
+            writer.close()
+
+    assert asyncio.run(exchange()) == 2  # the first answer is Metadata's: Produce acks=0 got none
+    assert list_offset(leader, topic, 0, -1).offset == 1  # and the record was appended
