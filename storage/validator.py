@@ -79,7 +79,7 @@ def check_batch(buf, h: B.BatchHeader, tp: str, origin: str) -> None:
     `AppendOrigin`: "client", "coordinator" or "replication" (the last two skip the client rules)."""
     from_client = origin != "replication"
     if not h.crc_ok(buf):
-        raise R.corrupt(f"Record batch at offset {h.base_offset} in {tp} is corrupt (CRC mismatch)")
+        raise R.corrupt(f"Record is corrupt (stored crc = {h.crc}) in topic partition {tp}.")
     if h.codec not in B.CODECS:
         raise R.corrupt(f"Unknown compression codec {h.codec}")
     if h.last_offset_delta < 0:
