@@ -109,21 +109,30 @@ class PartitionLeadership:
 
     # --- broker failure and startup ---------------------------------------------------
 
+    async def _guarded(self, action, what: str) -> bool | None:
+        """Run one pass of a background task: True when done, None when it should be retried
+        (ZooKeeper unreachable, or a bug that must not end the task for good), False when this
+        broker is no longer controller."""
+        try:
+            await action()
+            return True
+        except ControllerMoved:
+            return False
+        except ZkUnavailable as exc:
+            self._log.warning(f"{what} interrupted", error=str(exc))
+        except Exception as exc:
+            self._log.exception(f"{what} failed", error=repr(exc))
+        return None
+
     async def _reconcile_loop(self) -> None:
         while True:
             await self._wake.wait()
             self._wake.clear()
-            try:
-                await self.reconcile()
-            except ControllerMoved:
+            outcome = await self._guarded(self.reconcile, "leader election")
+            if outcome is False:
                 return
-            except ZkUnavailable as exc:
-                self._log.warning("leader election interrupted", error=str(exc))
+            if outcome is None:
                 await asyncio.sleep(0.5)
-                self._wake.set()
-            except Exception as exc:  # a bug must not end leader election for good
-                self._log.exception("leader election failed", error=repr(exc))
-                await asyncio.sleep(1.0)
                 self._wake.set()
 
     async def reconcile(self) -> None:
@@ -204,14 +213,8 @@ class PartitionLeadership:
         interval = self._config["leader.imbalance.check.interval.seconds"]
         while True:
             await asyncio.sleep(interval)
-            try:
-                await self.rebalance()
-            except ControllerMoved:
+            if await self._guarded(self.rebalance, "preferred leader rebalance") is False:
                 return
-            except ZkUnavailable as exc:
-                self._log.warning("preferred leader rebalance interrupted", error=str(exc))
-            except Exception as exc:
-                self._log.exception("preferred leader rebalance failed", error=repr(exc))
 
     async def rebalance(self) -> int:
         """checkAndTriggerAutoLeaderRebalance; the number of partitions moved."""
