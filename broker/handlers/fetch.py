@@ -51,15 +51,15 @@ async def handle(ctx, request):
             else:
                 wanted[(name, p.partition)] = SessionPartition(
                     p.fetch_offset, p.partition_max_bytes, getattr(p, "current_leader_epoch", -1),
-                    getattr(p, "last_fetched_epoch", -1))
+                    getattr(p, "last_fetched_epoch", -1), getattr(p, "log_start_offset", -1))
     if session is not None and not full:
         forgotten = [(_topic(cache, t, version)[0], p) for t in request.forgotten_topics_data for p in t.partitions]
         sessions.update(session, wanted, [k for k in forgotten if k[0] is not None])
         wanted = dict(session.partitions)
     elif session is not None:
         sessions.update(session, wanted, [])
-    wants = [FetchWant(t, i, part.fetch_offset, part.max_bytes, part.current_leader_epoch, part.last_fetched_epoch)
-             for (t, i), part in wanted.items()]
+    wants = [FetchWant(t, i, part.fetch_offset, part.max_bytes, part.current_leader_epoch, part.last_fetched_epoch,
+                       part.log_start_offset) for (t, i), part in wanted.items()]
     isolation = int(request.isolation_level)
     results = await ctx.broker.replicas.fetch(wants, replica_id, isolation, int(request.max_wait.total_seconds() * 1000),
                                               request.min_bytes, request.max_bytes) if wants else []

@@ -27,6 +27,7 @@ class SessionPartition:
     max_bytes: int
     current_leader_epoch: int = -1
     last_fetched_epoch: int = -1
+    log_start_offset: int = -1
     sent: tuple[int, int, int] | None = None  # (hw, lso, log start) last sent to the client
 
 

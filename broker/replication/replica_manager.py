@@ -251,15 +251,32 @@ class ReplicaManager:
         return partition.log.end_offset_for_epoch(epoch)
 
     def delete_records(self, topic: str, index: int, offset: int) -> int:
-        """DeleteRecords on the leader: the new log start offset (offset -1: the high watermark)."""
-        partition = self.leader_partition(topic, index)
-        log = partition.log
+        """DeleteRecords on the leader: moves its log start offset to `offset` (-1: the high
+        watermark) and returns it; the caller then waits for the replicas (low_watermarks)."""
+        log = self.leader_partition(topic, index).log
         target = log.high_watermark if offset == -1 else offset
         if target < 0 or target > log.high_watermark:
             raise KafkaError(ErrorCode.offset_out_of_range)
         if target > log.log_start_offset:
             log.advance_log_start_offset(target)
-        return log.log_start_offset
+        return target
+
+    async def low_watermarks(self, targets: dict[tuple[str, int], int], timeout_ms: int) -> dict:
+        """DelayedDeleteRecords: per partition, the smallest log start offset of its live replicas
+        once it reached the target, else an ErrorCode (REQUEST_TIMED_OUT at the timeout,
+        NOT_LEADER_OR_FOLLOWER when leadership moved meanwhile)."""
+        epochs = {key: self.partitions[key].leader_epoch for key in targets}
+
+        def outcome(key: tuple[str, int]):
+            partition = self.partitions.get(key)
+            if partition is None or not partition.is_leader or partition.leader_epoch != epochs[key]:
+                return ErrorCode.not_leader_or_follower
+            low = partition.low_watermark(set(self.cache.brokers) | {self.broker_id})
+            return low if low >= targets[key] else None
+
+        deadline = time.monotonic() + max(timeout_ms, 0) / 1000
+        await self.purgatory.wait(targets.keys(), lambda: all(outcome(k) is not None for k in targets), deadline)
+        return {key: ErrorCode.request_timed_out if (o := outcome(key)) is None else o for key in targets}
 
     def high_watermark_moved(self, partition: Partition) -> None:
         """Wake whoever waits on this partition (acks=all produces, consumers' long polls)."""
