@@ -31,7 +31,9 @@ from .dynamic_config import DynamicConfigApplier
 from .metadata_cache import MetadataCache
 from .metrics import BrokerMetrics
 from .quotas import Quotas
+from .producer_ids import ProducerIdManager
 from .registration import BrokerIdTaken, register
+from .replication.replica_manager import ReplicaManager
 from .server import Server
 
 
@@ -57,6 +59,8 @@ class Broker:
         self.controller_channel = ControllerChannel(self)  # AlterPartition, producer ids, shutdown
         self.quotas = Quotas(self.zk, config, log, self.metrics)  # client quotas, enforced
         self.dynamic_config = DynamicConfigApplier(self)  # dynamic broker configs that take effect
+        self.replicas = ReplicaManager(self)  # partition logs, leader and follower roles
+        self.producer_ids = ProducerIdManager(self)  # idempotent producers' ids, in blocks from the controller
         self.server = Server(self)
         self._stopped = asyncio.Event()
         self._fatal: BaseException | None = None
@@ -89,6 +93,8 @@ class Broker:
         self.cache.start()
         self.quotas.start()
         await self.cache.wait_synced(timeout_s)
+        self.replicas.load()
+        self.replicas.start()
         await register(self.zk, self._registration())
         self.election.start()
         self.metrics.serve(self.config["metrics.host"], self.config["metrics.port"])
@@ -187,6 +193,7 @@ class Broker:
         await self.leadership.stop()
         await self.election.stop()
         await self.server.stop()
+        await self.replicas.stop()
         await self.auto_create.stop()
         await self.forwarding.stop()
         await self.controller_channel.close()
