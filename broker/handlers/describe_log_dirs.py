@@ -9,7 +9,7 @@ offset_lag is the distance to the high watermark for a follower, 0 for a leader,
 
 import shutil
 
-from controller.acl_model import CLUSTER_NAME
+from model.acl_model import CLUSTER_NAME
 from model.errors import ErrorCode
 
 from ..protocol.build import build

@@ -11,7 +11,7 @@ Read on each topic (TOPIC_AUTHORIZATION_FAILED).
 
 import uuid
 
-from controller.acl_model import CLUSTER_NAME
+from model.acl_model import CLUSTER_NAME
 from model.errors import ErrorCode
 
 from ..protocol.build import build

@@ -10,7 +10,7 @@ CLUSTER_AUTHORIZATION_FAILED. A transactional id needs Write on it
 COORDINATOR_NOT_AVAILABLE, which clients retry after FindCoordinator.
 """
 
-from controller.acl_model import CLUSTER_NAME
+from model.acl_model import CLUSTER_NAME
 from model.errors import ErrorCode, KafkaError
 
 from ..protocol.build import build

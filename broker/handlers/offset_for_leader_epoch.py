@@ -7,7 +7,7 @@ kio. The answer is the largest epoch <= the one asked for and where it ends (the
 for the leader's current epoch); an epoch before the cache's first: -1/-1 (UNDEFINED), no error.
 """
 
-from controller.acl_model import CLUSTER_NAME
+from model.acl_model import CLUSTER_NAME
 from model.errors import ErrorCode
 
 from ..protocol.build import build

@@ -12,7 +12,7 @@ import asyncio
 import time
 from typing import TYPE_CHECKING
 
-from controller.topic_configs import ConfigValidationError, effective_topic_configs
+from model.topic_configs import ConfigValidationError, effective_topic_configs
 from model.errors import ErrorCode, KafkaError
 from storage.config import LogConfig
 from storage.log_manager import LogManager
