@@ -11,7 +11,9 @@ from typing import Any
 from controller import tokens
 from controller.admin import AdminController
 from controller.election import ControllerElection
+from controller.partition_leadership import PartitionLeadership
 from controller.policy import PolicyConfigError
+from model.errors import KafkaError
 from zkstore import NodeExists, SessionState, ZkStore, ZkUnavailable
 from zkstore import paths as zp
 
@@ -21,11 +23,15 @@ from .auth.authorizer import AuthorizerConfigError, load_authorizer
 from .auth.token_cache import TokenCache
 from .auto_create import AutoTopicCreator
 from .cache_purgatory import CachePurgatory
+from .controller_channel import ControllerChannel
+from .controller_link import ControllerLink
 from .forwarding import ForwardingManager
 from .config import BrokerConfig
 from .metadata_cache import MetadataCache
 from .metrics import BrokerMetrics
+from .producer_ids import ProducerIdManager
 from .registration import BrokerIdTaken, register
+from .replication.replica_manager import ReplicaManager
 from .server import Server
 
 
@@ -45,7 +51,12 @@ class Broker:
         self.auto_create = AutoTopicCreator(self)
         self.authorizer = load_authorizer(config, self.zk, log)
         self.tokens = TokenCache(self.zk, tokens.settings(config), log)  # delegation tokens, with a secret key
-        self.forwarding = ForwardingManager(self)
+        self.leadership = PartitionLeadership(self.admin, config, log)
+        self.controller_link = ControllerLink(self)  # one connection to the controller, shared:
+        self.forwarding = ForwardingManager(self)  # envelopes
+        self.controller_channel = ControllerChannel(self)  # AlterPartition, producer ids, shutdown
+        self.replicas = ReplicaManager(self)  # partition logs, leader and follower roles
+        self.producer_ids = ProducerIdManager(self)  # idempotent producers' ids, in blocks from the controller
         self.server = Server(self)
         self._stopped = asyncio.Event()
         self._fatal: BaseException | None = None
@@ -77,6 +88,8 @@ class Broker:
         self.applied.start()
         self.cache.start()
         await self.cache.wait_synced(timeout_s)
+        self.replicas.load()
+        self.replicas.start()
         await register(self.zk, self._registration())
         self.election.start()
         self.metrics.serve(self.config["metrics.host"], self.config["metrics.port"])
@@ -114,8 +127,10 @@ class Broker:
         self.metrics.controller_epoch.set(self.election.epoch)
         if not active:
             self.cache.release_ownership()  # another controller may write from now on
+            self.leadership.halt()
         if active:
             self.cache.take_ownership()
+            self.leadership.start()
             self._spawn(self.admin.resume_deletions(), "resume-deletions")
             if self.tokens.enabled:
                 self._spawn(tokens.expire_periodically(self.admin, self.tokens, tokens.settings(self.config)),
@@ -155,14 +170,28 @@ class Broker:
         if self._fatal is not None:
             raise self._fatal
 
+    async def controlled_shutdown(self) -> None:
+        """KafkaServer.controlledShutdown: before leaving, ask the controller to move this broker's
+        leaderships to other in-sync replicas (controlled.shutdown.enable)."""
+        if not self.config["controlled.shutdown.enable"] or not self.zk.connected:
+            return
+        try:
+            await self.controller_channel.controlled_shutdown()
+            self.log.info("controlled shutdown complete")
+        except KafkaError as exc:
+            self.log.warning("proceeding with an unclean shutdown", error=exc.message)
+
     async def stop(self) -> None:
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.leadership.stop()
         await self.election.stop()
         await self.server.stop()
+        await self.replicas.stop()
         await self.auto_create.stop()
         await self.forwarding.stop()
+        await self.controller_channel.close()
         await self.applied.stop()
         self.admin.close()
         self.authorizer.close()
@@ -189,6 +218,7 @@ async def run(config: BrokerConfig) -> int:
     try:
         await broker.start()
         await broker.wait_stopped()
+        await broker.controlled_shutdown()
         return 0
     except (BrokerIdTaken, ZkUnavailable, OSError, asyncio.TimeoutError) as exc:
         log.error("broker failed", error=str(exc) or type(exc).__name__)

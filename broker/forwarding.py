@@ -16,21 +16,17 @@ from typing import TYPE_CHECKING, Any
 
 from model.errors import ErrorCode
 
-from .auth.client import SaslClientError, authenticate
-from .config import inter_broker_credentials
+from .controller_link import CLIENT_ID_PREFIX
 from .handlers.error_responses import error_response
 from .protocol.build import build
-from .protocol.client import PipelinedConnection
 from .protocol.codec import RequestParseError, decode_response, request_schema
-from .protocol.framing import FrameError
 from .protocol.principal import serialize_principal
 
 if TYPE_CHECKING:
     from .app import Broker
     from .context import RequestContext
 
-RETRY_BACKOFF_S = 0.1
-CLIENT_ID_PREFIX = "fauxka-forwarder-"  # the controller reads the forwarding broker's id from it
+__all__ = ["CLIENT_ID_PREFIX", "ForwardingManager"]
 
 
 @functools.lru_cache(maxsize=1024)
@@ -42,20 +38,10 @@ class ForwardingManager:
     def __init__(self, broker: "Broker"):
         self._broker = broker
         self._metrics = broker.metrics
-        self._channel: PipelinedConnection | None = None
-        self._channel_controller = -1
-        self._connecting = asyncio.Lock()
-        self._controller_news = asyncio.Event()
-        broker.cache.subscribe(self._on_cache_event)
-
-    def _on_cache_event(self, event: tuple) -> None:
-        if event[0] in ("controller", "broker"):
-            self._controller_news.set()
+        self._link = broker.controller_link
 
     async def stop(self) -> None:
-        if self._channel is not None:
-            await self._channel.close()
-            self._channel = None
+        pass  # the connection belongs to broker.controller_link
 
     async def forward(self, ctx: "RequestContext") -> Any:
         """The client's response: the controller's inner response bytes, or an error response entity."""
@@ -79,7 +65,7 @@ class ForwardingManager:
                     return error_response(request, ErrorCode.request_timed_out)
                 metrics.forwarding_queue_length.inc()
                 try:
-                    channel = await self._channel_to_controller(remaining)
+                    channel = await self._link.connection(remaining)
                 finally:
                     metrics.forwarding_queue_length.dec()
                 if channel is None:
@@ -90,7 +76,7 @@ class ForwardingManager:
                 try:
                     response = await channel.send(envelope, max(deadline - sent, 0.001))
                 except (ConnectionError, OSError, asyncio.TimeoutError, RequestParseError):
-                    await self._drop(channel)
+                    await self._link.drop(channel)
                     await self._retry_later("disconnect", deadline)
                     continue
                 metrics.forwarding_remote_seconds.observe(time.monotonic() - sent)
@@ -102,7 +88,7 @@ class ForwardingManager:
                     return data
                 if outcome is not None:
                     return outcome
-                await self._drop(channel)
+                await self._link.drop(channel)
                 await self._retry_later("not_controller", deadline)
         finally:
             metrics.forwarding_pending.dec()
@@ -129,43 +115,4 @@ class ForwardingManager:
 
     async def _retry_later(self, reason: str, deadline: float) -> None:
         self._metrics.forwarding_retries.labels(reason).inc()
-        self._controller_news.clear()
-        wait = min(RETRY_BACKOFF_S, max(deadline - time.monotonic(), 0))
-        try:
-            await asyncio.wait_for(self._controller_news.wait(), wait)
-        except asyncio.TimeoutError:
-            pass
-
-    async def _channel_to_controller(self, timeout_s: float) -> PipelinedConnection | None:
-        async with self._connecting:
-            cache = self._broker.cache
-            controller = cache.controller_id
-            if self._channel is not None and not self._channel.closed and self._channel_controller == controller:
-                return self._channel
-            await self._drop(self._channel)
-            registration = cache.brokers.get(controller)
-            endpoint = registration.endpoint(self._broker.config.inter_broker_listener) if registration else None
-            if endpoint is None:
-                return None
-            try:
-                channel = await PipelinedConnection.open(endpoint.host, endpoint.port, timeout_s,
-                                                         f"{CLIENT_ID_PREFIX}{self._broker.broker_id}")
-            except (OSError, asyncio.TimeoutError):
-                return None
-            credentials = inter_broker_credentials(self._broker.config)
-            if credentials is not None:  # a SASL inter-broker listener: log in as this broker
-                try:
-                    await authenticate(channel, *credentials, timeout_s)
-                except (SaslClientError, FrameError, ConnectionError, OSError, asyncio.TimeoutError, RequestParseError) as exc:
-                    self._broker.log.warning("forwarding channel authentication failed", error=repr(exc))
-                    await channel.close()
-                    return None
-            self._channel, self._channel_controller = channel, controller
-            return channel
-
-    async def _drop(self, channel: PipelinedConnection | None) -> None:
-        if channel is None:
-            return
-        if channel is self._channel:
-            self._channel, self._channel_controller = None, -1
-        await channel.close()
+        await self._link.wait_for_news(deadline)

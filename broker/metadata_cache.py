@@ -19,6 +19,7 @@ class MetadataCache:
         self._zk = zk
         self._log = log
         self.brokers: dict[int, zp.BrokerRegistration] = {}
+        self.broker_epochs: dict[int, int] = {}  # Kafka's broker epoch: the czxid of /brokers/ids/<id>
         self.controller_id: int = -1
         self.controller_epoch: int = 0
         self.cluster_id: str | None = None
@@ -98,6 +99,7 @@ class MetadataCache:
         for gone in set(self.brokers) - ids:
             self._unwatch(zp.broker_path(gone))
             del self.brokers[gone]
+            self.broker_epochs.pop(gone, None)
             self._emit(("broker", gone))
         for broker_id in ids:
             self._watch("data", zp.broker_path(broker_id),
@@ -106,9 +108,11 @@ class MetadataCache:
     def _on_broker(self, broker_id: int, value: tuple[bytes, Stat] | None) -> None:
         if value is None:
             self.brokers.pop(broker_id, None)
+            self.broker_epochs.pop(broker_id, None)
         else:
             try:
                 self.brokers[broker_id] = zp.decode_broker(broker_id, value[0])
+                self.broker_epochs[broker_id] = value[1].czxid
             except (ValueError, KeyError) as exc:
                 self._log.error("bad broker registration", broker=broker_id, error=repr(exc))
                 return
@@ -266,12 +270,22 @@ class MetadataCache:
             return
         self._emit((event, name))
 
+    def record_partition_state(self, topic: str, partition: int, state: zp.PartitionState) -> None:
+        """A partition state znode the active controller has just written (state.zk_version is the
+        version the write returned): Kafka's controller updates its context from its own writes."""
+        if topic in self.topics:
+            self.partition_states[(topic, partition)] = state
+            self._emit(("partition", topic, partition))
+
     def _on_partition_state(self, topic: str, partition: int, value: tuple[bytes, Stat] | None) -> None:
         if value is None:
             self.partition_states.pop((topic, partition), None)
         else:
+            known = self.partition_states.get((topic, partition))
+            if known is not None and known.zk_version > value[1].version:
+                return  # an answer older than what the controller here recorded
             try:
-                self.partition_states[(topic, partition)] = zp.decode_partition_state(value[0])
+                self.partition_states[(topic, partition)] = zp.decode_partition_state(value[0], value[1].version)
             except (ValueError, KeyError) as exc:
                 self._log.error("bad partition state", topic=topic, partition=partition, error=repr(exc))
                 return

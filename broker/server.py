@@ -111,6 +111,8 @@ class Server:
         ctx = RequestContext(self._broker, request, conn.endpoint.listener, conn.principal, conn.peer_host, log,
                              connection=conn)
         response = await dispatch(ctx)
+        if response is None:  # Produce with acks=0: no response at all
+            return None
         forwarded = isinstance(response, bytes)  # the controller's answer, passed through as it came
         if response is None:  # no response at all (Produce acks=0): the next frame is read as usual
             error = "none"

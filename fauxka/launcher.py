@@ -34,6 +34,9 @@ def broker_properties(broker_id: int, port: int, zk_connect: str, data_dir: Path
         f"listeners=PLAINTEXT://127.0.0.1:{port}",
         f"zookeeper.connect={zk_connect}",
         "zookeeper.session.timeout.ms=6000",
+        # `fauxka down` stops every broker at once: the last ones cannot hand their leaderships to
+        # anyone, and Kafka's 5 s between controlled shutdown attempts would hold each of them ~10 s.
+        "controlled.shutdown.retry.backoff.ms=300",
         f"log.dirs={data_dir / f'broker-{broker_id}' / 'data'}",
         f"log.file={data_dir / f'broker-{broker_id}.log'}",
         f"audit.log.file={data_dir / f'audit-{broker_id}.log'}",  # `fauxka report --audit <data dir>` reads these

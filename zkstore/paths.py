@@ -203,6 +203,10 @@ class PartitionState:
     leader_epoch: int
     controller_epoch: int
     isr: list[int]
+    # The state znode's Stat.version: Kafka's partition epoch (LeaderAndIsr.partitionEpoch), which
+    # every conditional write of the znode expects and AlterPartition's partition_epoch names.
+    # Not part of the JSON; compare=False keeps equality about the content.
+    zk_version: int = field(default=0, compare=False)
 
 
 def encode_partition_state(state: PartitionState) -> bytes:
@@ -215,9 +219,37 @@ def encode_partition_state(state: PartitionState) -> bytes:
     })
 
 
-def decode_partition_state(data: bytes) -> PartitionState:
+def decode_partition_state(data: bytes, zk_version: int = 0) -> PartitionState:
     p = json.loads(data)
-    return PartitionState(int(p["leader"]), int(p["leader_epoch"]), int(p["controller_epoch"]), list(p["isr"]))
+    return PartitionState(int(p["leader"]), int(p["leader_epoch"]), int(p["controller_epoch"]), list(p["isr"]),
+                          zk_version)
+
+
+# --- producer id blocks -----------------------------------------------------------
+
+PRODUCER_ID_BLOCK_SIZE = 1000  # ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE
+
+
+@dataclass(frozen=True, slots=True)
+class ProducerIdBlock:
+    broker: int
+    block_start: int
+    block_end: int  # inclusive
+
+
+def encode_producer_id_block(block: ProducerIdBlock) -> bytes:
+    """ProducerIdBlockZNode.generateProducerIdBlockJson."""
+    return _json({"version": 1, "broker": block.broker, "block_start": str(block.block_start),
+                  "block_end": str(block.block_end)})
+
+
+def decode_producer_id_block(data: bytes) -> ProducerIdBlock | None:
+    """None for the empty znode Kafka creates at start-up. Kafka writes the bounds as JSON strings
+    and reads numbers or strings."""
+    if not data:
+        return None
+    p = json.loads(data)
+    return ProducerIdBlock(int(p["broker"]), int(p["block_start"]), int(p["block_end"]))
 
 
 # --- entity configs ------------------------------------------------------------

@@ -46,6 +46,10 @@ def error_response(request: Request, code: int):
     elif key == 38:  # CreateDelegationTokenRequest.getErrorResponse: ANONYMOUS owner and requester
         from .create_delegation_token import response
         return response(version, code, "User:ANONYMOUS", "User:ANONYMOUS")
+    elif key == 43:  # ElectLeadersRequest.getErrorResponse: every named partition, and top level (v1+)
+        values = {"error_code": code, "replica_election_results": [
+            {"topic": t.topic, "partition_result": [{"partition_id": p, **error} for p in t.partitions]}
+            for t in body.topic_partitions or ()]}
     elif key in (39, 40):  # expiry timestamp left at 0
         values = {"error_code": code, "expiry_timestamp": 0}
     else:  # responses with one top-level error

@@ -10,6 +10,7 @@ from kio.index import load_request_schema, load_response_schema
 from kio.serial import entity_reader, entity_writer
 from kio.serial.errors import SerialError
 
+from . import extra_schemas
 from .api_table import Api
 from .framing import with_size_prefix
 from .length_guard import check_lengths
@@ -49,11 +50,15 @@ def peek(frame: bytes) -> tuple[int, int, int]:
 
 @functools.cache
 def request_schema(key: int, version: int) -> type:
-    return load_request_schema(key, version)
+    extra = extra_schemas.lookup(key, version)
+    return extra[0] if extra else load_request_schema(key, version)
 
 
 @functools.cache
 def response_schema(key: int, version: int) -> type:
+    extra = extra_schemas.lookup(key, version)
+    if extra:
+        return extra[1]
     if key in _INT64_TIMESTAMPS:  # delegation tokens: -1 timestamps, which kio cannot read as datetimes
         return int64_timestamps(load_response_schema(key, version))
     return load_response_schema(key, version)

@@ -1,0 +1,42 @@
+"""AllocateProducerIds v0 (KIP-730): a broker asks the controller for a block of producer ids.
+
+Only v0 exists. Kafka (KafkaApis.handleAllocateProducerIdsRequest, KafkaController
+.processAllocateProducerIds): CLUSTER_ACTION on the Cluster, else CLUSTER_AUTHORIZATION_FAILED;
+not the controller: NOT_CONTROLLER; an unknown broker or stale broker epoch: STALE_BROKER_EPOCH;
+else the next block of 1000 from /latest_producer_id_block.
+"""
+
+from controller.producer_ids import allocate
+from model.errors import ErrorCode, KafkaError
+from zkstore import ZkUnavailable
+from zkstore.fenced import ControllerMoved
+
+from ..protocol.build import build
+from ..protocol.codec import response_schema
+from .broker_to_controller import refusal
+
+_KEY = 67
+
+
+async def handle(ctx, request):
+    broker = ctx.broker
+    refused = refusal(ctx, request.broker_id, request.broker_epoch)
+    if refused is not None:
+        return _answer(ctx, refused)
+    try:
+        block = await allocate(broker.admin, request.broker_id)
+    except ControllerMoved as exc:
+        broker.admin.election.resign(str(exc))
+        return _answer(ctx, ErrorCode.not_controller)
+    except ZkUnavailable:
+        return _answer(ctx, ErrorCode.request_timed_out)
+    except KafkaError as exc:
+        return _answer(ctx, exc.code)
+    ctx.log.info("producer id block allocated", broker=request.broker_id, start=block.block_start,
+                 end=block.block_end)
+    return _answer(ctx, ErrorCode.none, block.block_start, block.block_end - block.block_start + 1)
+
+
+def _answer(ctx, error: ErrorCode, start: int = -1, length: int = 0):
+    return build(response_schema(_KEY, ctx.version), {"throttle_time": 0, "error_code": error,
+                                                      "producer_id_start": start, "producer_id_len": length})

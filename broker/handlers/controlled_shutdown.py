@@ -1,0 +1,43 @@
+"""ControlledShutdown v0-v3: a broker about to stop asks the controller to move its leaderships.
+
+v0 has a request header without client id; v2 adds broker_epoch (a stale one: STALE_BROKER_EPOCH);
+v3 is flexible. Schemas are fauxka's own (kio lacks this api): broker/protocol/extra_schemas.py.
+Kafka (KafkaApis.handleControlledShutdownRequest, KafkaController.doControlledShutdown):
+CLUSTER_ACTION on the Cluster; not the controller: NOT_CONTROLLER; an unknown broker:
+BROKER_NOT_AVAILABLE; else leaderships move to another live in-sync replica, the broker leaves
+the other ISRs, and the answer lists the partitions (replication factor > 1) it still leads.
+"""
+
+from model.errors import ErrorCode
+from zkstore import ZkUnavailable
+from zkstore.fenced import ControllerMoved
+
+from ..protocol.build import build
+from ..protocol.codec import response_schema
+from .broker_to_controller import refusal
+
+_KEY = 7
+
+
+async def handle(ctx, request):
+    refused = refusal(ctx)  # the broker epoch is checked by the controller (BROKER_NOT_AVAILABLE first)
+    if refused is not None:
+        return _answer(ctx, refused)
+    try:
+        remaining = await ctx.broker.leadership.controlled_shutdown(request.broker_id,
+                                                                    getattr(request, "broker_epoch", -1))
+    except LookupError:
+        return _answer(ctx, ErrorCode.broker_not_available)
+    except PermissionError:
+        return _answer(ctx, ErrorCode.stale_broker_epoch)
+    except ControllerMoved:
+        return _answer(ctx, ErrorCode.not_controller)
+    except ZkUnavailable:
+        return _answer(ctx, ErrorCode.request_timed_out)
+    return _answer(ctx, ErrorCode.none, remaining)
+
+
+def _answer(ctx, error: ErrorCode, remaining=()):
+    return build(response_schema(_KEY, ctx.version), {
+        "error_code": error,
+        "remaining_partitions": [{"topic_name": t, "partition_index": p} for t, p in remaining]})

@@ -1,0 +1,31 @@
+"""OffsetForLeaderEpoch v2-v4: the end offset of a leader epoch in the leader's epoch cache.
+
+Versions: v2 current_leader_epoch fencing (KIP-320) and throttle_time; v3 replica_id
+(a follower's request needs ClusterAction; consumers need Describe on the topic, which is what
+makes Java clients use it: KIP-320 `supportsTopicPermission`); v4 flexible. v0-v1 are not in
+kio. The answer is the largest epoch <= the one asked for and where it ends (the log end offset
+for the leader's current epoch); an epoch before the cache's first: -1/-1 (UNDEFINED), no error.
+"""
+
+from model.acl_model import CLUSTER_NAME
+from model.errors import ErrorCode
+
+from ..protocol.build import build
+from ..protocol.codec import response_schema
+from .partition_results import partition_results
+
+_KEY = 23
+
+
+async def handle(ctx, request):
+    replicas = ctx.broker.replicas
+    replica_id = getattr(request, "replica_id", -1)
+    cluster_action = replica_id < 0 or ctx.authorized("CLUSTER_ACTION", "CLUSTER", CLUSTER_NAME)
+    topics = [{"topic": topic.topic, "partitions": partition_results(
+        ctx, cluster_action and (replica_id >= 0 or ctx.authorized("DESCRIBE", "TOPIC", topic.topic)), topic.topic,
+        topic.partitions,
+        lambda p: {"partition": p.partition, "error_code": ErrorCode.none, "leader_epoch": -1, "end_offset": -1},
+        lambda p, t=topic.topic: dict(zip(("leader_epoch", "end_offset"), replicas.end_offset_for_epoch(
+            t, p.partition, p.leader_epoch, p.current_leader_epoch))))}
+        for topic in request.topics]
+    return build(response_schema(_KEY, ctx.version), {"throttle_time": 0, "topics": topics})

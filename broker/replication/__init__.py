@@ -1,0 +1,1 @@
+"""The replicas this broker holds: leader and follower roles, appends, reads, replication."""

@@ -1,0 +1,88 @@
+"""Produce's side of the replica manager: append as leader, then wait for the acks asked for.
+
+ReplicaManager.appendRecords and DelayedProduce in small. acks=0 and acks=1 answer once the
+leader's log has the batch; acks=-1 first refuses with NOT_ENOUGH_REPLICAS when the ISR is
+smaller than min.insync.replicas (Partition.appendRecordsToLeader), then waits in the purgatory
+until the high watermark passes the batch, answering NOT_ENOUGH_REPLICAS_AFTER_APPEND when the
+ISR has shrunk below min.insync.replicas by then, and REQUEST_TIMED_OUT at the request's timeout.
+"""
+
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from model.errors import ErrorCode, KafkaError
+
+if TYPE_CHECKING:
+    from .replica_manager import ReplicaManager
+
+
+@dataclass(slots=True)
+class AppendResult:
+    error: ErrorCode = ErrorCode.none
+    base_offset: int = -1
+    log_append_time: int = -1
+    log_start_offset: int = -1
+    record_errors: list[tuple[int, str | None]] = field(default_factory=list)
+    error_message: str | None = None
+    last_offset: int = -1
+    leader_epoch: int = -1
+
+
+class Appender:
+    def __init__(self, replicas: "ReplicaManager"):
+        self._replicas = replicas
+
+    async def append_records(self, entries: dict[tuple[str, int], bytes], acks: int,
+                             timeout_ms: int) -> dict[tuple[str, int], AppendResult]:
+        """Append each partition's records; with acks=-1 wait (at most `timeout_ms`) for the ISR."""
+        results = {key: self._append(key, records, acks) for key, records in entries.items()}
+        if acks != -1:
+            return results
+        waiting = {key: r for key, r in results.items() if r.error == ErrorCode.none}
+        if not waiting:
+            return results
+        deadline = time.monotonic() + max(timeout_ms, 0) / 1000
+        purgatory = self._replicas.purgatory
+        await purgatory.wait(waiting.keys(), lambda: all(self._acked(k, r) is not None for k, r in waiting.items()),
+                             deadline)
+        for key, result in waiting.items():
+            outcome = self._acked(key, result)
+            result.error = ErrorCode.request_timed_out if outcome is None else outcome
+            if result.error != ErrorCode.none:
+                result.base_offset = -1 if result.error != ErrorCode.not_enough_replicas_after_append else result.base_offset
+        return results
+
+    def _append(self, key: tuple[str, int], records: bytes | None, acks: int) -> AppendResult:
+        replicas = self._replicas
+        try:
+            partition = replicas.leader_partition(*key)
+            log = partition.log
+            if acks == -1 and len(partition.isr) < log.config.min_insync_replicas:
+                raise KafkaError(ErrorCode.not_enough_replicas,
+                                 f"The size of the current ISR {set(partition.isr)} is insufficient to satisfy "
+                                 f"the min.isr requirement of {log.config.min_insync_replicas} for partition "
+                                 f"{key[0]}-{key[1]}")
+            info = log.append_as_leader(records or b"", partition.leader_epoch, int(time.time() * 1000))
+        except KafkaError as exc:
+            return AppendResult(error=exc.code, error_message=exc.message,
+                                record_errors=list(getattr(exc, "record_errors", None) or ()))
+        if not info.duplicate:
+            replicas.metrics.appended(key[0], len(records or b""), info.record_count)
+        partition.maybe_advance_high_watermark()  # a single-replica ISR: the HW is the end offset
+        replicas.high_watermark_moved(partition)  # consumers' and followers' long polls see the append
+        return AppendResult(base_offset=info.first_offset, log_append_time=info.log_append_time,
+                            log_start_offset=info.log_start_offset, last_offset=info.last_offset,
+                            leader_epoch=partition.leader_epoch)
+
+    def _acked(self, key: tuple[str, int], result: AppendResult) -> ErrorCode | None:
+        """ErrorCode.none once the high watermark passed the batch; an error when it never will; None: wait."""
+        partition = self._replicas.partitions.get(key)
+        if partition is None or not partition.is_leader or partition.leader_epoch != result.leader_epoch:
+            return ErrorCode.not_leader_or_follower
+        log = partition.log
+        if log.high_watermark > result.last_offset:
+            if len(partition.isr) < log.config.min_insync_replicas:
+                return ErrorCode.not_enough_replicas_after_append
+            return ErrorCode.none
+        return None

@@ -1,0 +1,191 @@
+"""Followers fetch from their leaders: one task per source broker (Kafka's ReplicaFetcherThread).
+
+Each task sends Fetch v12 (replica_id = this broker, sessionless) for every partition it follows
+from that leader, over the inter-broker listener (broker.inter_broker: SASL included), and
+appends what comes back with the leader's offsets. The fetch carries the last fetched epoch, so
+a leader whose history diverges answers with the diverging epoch and the follower truncates
+before fetching on (KIP-595-style truncation, Kafka 2.7+). OFFSET_OUT_OF_RANGE is handled as
+ReplicaFetcherThread.handleOutOfRangeError: behind the leader's log start, start over there;
+ahead of the leader, truncate. Errors back off replica.fetch.backoff.ms.
+"""
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from model.errors import ErrorCode, KafkaError
+
+from ..inter_broker import open_channel
+from ..protocol.build import build
+from ..protocol.codec import RequestParseError, request_schema
+
+if TYPE_CHECKING:
+    from .replica_manager import ReplicaManager
+
+FETCH_VERSION = 12
+CLIENT_ID_PREFIX = "fauxka-replica-fetcher-"
+
+
+class FetcherManager:
+    def __init__(self, replicas: "ReplicaManager"):
+        self._replicas = replicas
+        self._fetchers: dict[int, "Fetcher"] = {}
+        self._source: dict[tuple[str, int], int] = {}
+
+    def follow(self, key: tuple[str, int], leader: int) -> None:
+        """Fetch `key` from `leader` from now on (-1: no leader, fetch from nobody)."""
+        if self._source.get(key) == leader:
+            return
+        self.remove(key)
+        if leader < 0:
+            return
+        fetcher = self._fetchers.get(leader)
+        if fetcher is None:
+            fetcher = self._fetchers[leader] = Fetcher(self._replicas, leader)
+            fetcher.task = self._replicas.spawn(fetcher.run(), f"replica-fetcher-{leader}")
+        fetcher.keys.add(key)
+        fetcher.wake.set()
+        self._source[key] = leader
+
+    def remove(self, key: tuple[str, int]) -> None:
+        leader = self._source.pop(key, None)
+        fetcher = self._fetchers.get(leader) if leader is not None else None
+        if fetcher is not None:
+            fetcher.keys.discard(key)
+
+    def broker_changed(self, broker_id: int) -> None:
+        fetcher = self._fetchers.get(broker_id)
+        if fetcher is not None:
+            fetcher.reconnect = True
+            fetcher.wake.set()
+
+    async def stop(self) -> None:
+        fetchers = list(self._fetchers.values())
+        self._fetchers.clear()
+        for fetcher in fetchers:
+            if fetcher.task is not None:
+                fetcher.task.cancel()
+        await asyncio.gather(*(f.task for f in fetchers if f.task is not None), return_exceptions=True)
+        for fetcher in fetchers:
+            await fetcher.close()
+
+
+class Fetcher:
+    def __init__(self, replicas: "ReplicaManager", leader: int):
+        self._replicas = replicas
+        self.leader = leader
+        self.keys: set[tuple[str, int]] = set()
+        self.wake = asyncio.Event()
+        self.reconnect = False
+        self.task: asyncio.Task | None = None
+        self._channel = None
+        config = replicas.config
+        self._backoff_s = config["replica.fetch.backoff.ms"] / 1000
+        self._wait_ms = config["replica.fetch.wait.max.ms"]
+        self._min_bytes = config["replica.fetch.min.bytes"]
+        self._max_bytes = config["replica.fetch.max.bytes"]
+        self._response_max_bytes = config["replica.fetch.response.max.bytes"]
+        self._timeout_s = config["replica.socket.timeout.ms"] / 1000
+
+    async def close(self) -> None:
+        if self._channel is not None:
+            await self._channel.close()
+            self._channel = None
+
+    async def run(self) -> None:
+        log = self._replicas.log.bind(fetcher=self.leader)
+        while True:
+            if not self.keys:
+                self.wake.clear()
+                await self.wake.wait()
+                continue
+            if self.reconnect:
+                self.reconnect = False
+                await self.close()
+            try:
+                if self._channel is None or self._channel.closed:
+                    self._channel = await open_channel(self._replicas.broker, self.leader, self._timeout_s,
+                                                       f"{CLIENT_ID_PREFIX}{self._replicas.broker_id}")
+                    if self._channel is None:
+                        await self._back_off()
+                        continue
+                request = self._request()
+                if request is None:
+                    await self._back_off()
+                    continue
+                response = await self._channel.send(request, self._timeout_s + self._wait_ms / 1000)
+            except (ConnectionError, OSError, asyncio.TimeoutError, RequestParseError) as exc:
+                log.info("replica fetch failed", error=repr(exc))
+                await self.close()
+                await self._back_off()
+                continue
+            if self._handle(response, log):
+                await self._back_off()
+
+    async def _back_off(self) -> None:
+        self.wake.clear()
+        try:
+            await asyncio.wait_for(self.wake.wait(), self._backoff_s)
+        except asyncio.TimeoutError:
+            pass
+
+    def _request(self):
+        topics: dict[str, list[dict]] = {}
+        for key in sorted(self.keys):
+            partition = self._replicas.partitions.get(key)
+            if partition is None or partition.leader_id != self.leader:
+                continue
+            log = partition.log
+            latest = log.latest_epoch()
+            topics.setdefault(key[0], []).append({
+                "partition": key[1], "current_leader_epoch": partition.leader_epoch,
+                "fetch_offset": log.log_end_offset, "last_fetched_epoch": latest if latest is not None else -1,
+                "log_start_offset": log.log_start_offset, "partition_max_bytes": self._max_bytes,
+            })
+        if not topics:
+            return None
+        return build(request_schema(1, FETCH_VERSION), {
+            "cluster_id": None, "replica_id": self._replicas.broker_id, "max_wait": self._wait_ms,
+            "min_bytes": self._min_bytes, "max_bytes": self._response_max_bytes, "isolation_level": 0,
+            "session_id": 0, "session_epoch": -1, "forgotten_topics_data": (), "rack_id": "",
+            "topics": [{"topic": t, "partitions": ps} for t, ps in topics.items()],
+        })
+
+    def _handle(self, response, log) -> bool:
+        """Apply the leader's answer; True when something failed (back off before the next fetch)."""
+        failed = int(response.error_code) != 0
+        for topic in response.responses:
+            for data in topic.partitions:
+                key = (topic.topic, data.partition_index)
+                partition = self._replicas.partitions.get(key)
+                if partition is None or partition.leader_id != self.leader or partition.is_leader:
+                    continue
+                try:
+                    failed |= not self._apply(partition, data)
+                except KafkaError as exc:
+                    log.warning("follower append failed", topic=key[0], partition=key[1], error=exc.code.name)
+                    failed = True
+        return failed
+
+    def _apply(self, partition, data) -> bool:
+        log = partition.log
+        error = ErrorCode(int(data.error_code))
+        if error == ErrorCode.offset_out_of_range:
+            if log.log_end_offset < data.log_start_offset or data.high_watermark < 0:
+                log.truncate_fully_and_start_at(max(data.log_start_offset, 0))
+            else:
+                log.truncate_to(min(log.log_end_offset, data.high_watermark))
+            return True
+        if error != ErrorCode.none:
+            return False
+        diverging = data.diverging_epoch
+        if diverging is not None and diverging.epoch >= 0:
+            epoch, end = log.end_offset_for_epoch(diverging.epoch)
+            target = min(diverging.end_offset, end) if epoch == diverging.epoch else diverging.end_offset
+            log.truncate_to(min(target, log.log_end_offset))
+            return True
+        if data.records:
+            log.append_as_follower(bytes(data.records))
+        if data.log_start_offset > log.log_start_offset:
+            log.advance_log_start_offset(min(data.log_start_offset, log.log_end_offset))
+        log.high_watermark = min(data.high_watermark, log.log_end_offset)
+        return True

@@ -1,0 +1,168 @@
+"""Fetch's and ListOffsets' side of the replica manager.
+
+ReplicaManager.fetchMessages / DelayedFetch in small: read every partition asked for, and when
+fewer than min_bytes came back and nothing failed, wait in the purgatory (woken by appends and
+high-watermark moves on those partitions) until min_bytes are there or max_wait passes.
+Consumers read up to the high watermark (read_uncommitted) or the last stable offset
+(read_committed); followers (replica_id >= 0) up to the log end offset, and their fetch offset
+tells the leader what they have (high watermark, ISR expansion). The response limit is
+Kafka's: max_bytes over the whole response and partition_max_bytes per partition, except that
+the first non-empty partition returns at least one whole batch (KIP-74).
+"""
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from model.errors import ErrorCode, KafkaError
+from storage.errors import OffsetOutOfRange
+
+if TYPE_CHECKING:
+    from .replica_manager import ReplicaManager
+
+READ_COMMITTED = 1
+EARLIEST, LATEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -2, -1, -3, -4, -5
+
+
+@dataclass(slots=True)
+class FetchWant:
+    topic: str
+    index: int
+    fetch_offset: int
+    max_bytes: int
+    current_leader_epoch: int = -1
+    last_fetched_epoch: int = -1
+
+
+@dataclass(slots=True)
+class FetchResult:
+    error: ErrorCode = ErrorCode.none
+    high_watermark: int = -1
+    last_stable_offset: int = -1
+    log_start_offset: int = -1
+    records: bytes = b""
+    diverging_epoch: tuple[int, int] | None = None  # (epoch, end offset) the follower must truncate to
+    current_leader: tuple[int, int] | None = None  # (leader id, epoch) hint with NOT_LEADER / fencing errors
+
+
+class Reader:
+    def __init__(self, replicas: "ReplicaManager"):
+        self._replicas = replicas
+
+    async def fetch(self, wants: list[FetchWant], replica_id: int, isolation_level: int, max_wait_ms: int,
+                    min_bytes: int, max_bytes: int) -> list[FetchResult]:
+        follower = replica_id >= 0
+        if follower:
+            self._record_follower_fetch(wants, replica_id)
+        deadline = time.monotonic() + max(max_wait_ms, 0) / 1000
+
+        def attempt() -> list[FetchResult] | None:
+            results = self._read_all(wants, follower, isolation_level, max_bytes)
+            if (max_wait_ms <= 0 or sum(len(r.records) for r in results) >= min_bytes
+                    or any(r.error != ErrorCode.none or r.diverging_epoch for r in results)):
+                return results
+            return None
+
+        results = await self._replicas.purgatory.wait({(w.topic, w.index) for w in wants}, attempt, deadline)
+        if results is None:
+            results = self._read_all(wants, follower, isolation_level, max_bytes)
+        metrics = self._replicas.metrics
+        for want, result in zip(wants, results):
+            if result.records:
+                metrics.read(want.topic, len(result.records), follower)
+        return results
+
+    def _record_follower_fetch(self, wants: list[FetchWant], replica_id: int) -> None:
+        replicas = self._replicas
+        now_ms = time.time() * 1000
+        for want in wants:
+            partition = replicas.partitions.get((want.topic, want.index))
+            if partition is None or not partition.is_leader or replica_id not in partition.replicas:
+                continue
+            if want.current_leader_epoch >= 0 and want.current_leader_epoch != partition.leader_epoch:
+                continue
+            partition.update_follower(replica_id, want.fetch_offset, now_ms)
+            if partition.maybe_advance_high_watermark():
+                replicas.high_watermark_moved(partition)
+            new_isr = partition.expansion_candidate(replica_id)
+            if new_isr is not None:
+                replicas.isr.request_change(partition, new_isr, "expand")
+
+    def _read_all(self, wants: list[FetchWant], follower: bool, isolation_level: int,
+                  max_bytes: int) -> list[FetchResult]:
+        results, used = [], 0
+        for want in wants:
+            limit = min(want.max_bytes, max(max_bytes - used, 0))
+            result = self._read_one(want, follower, isolation_level, limit, min_one_batch=used == 0)
+            used += len(result.records)
+            results.append(result)
+        return results
+
+    def _read_one(self, want: FetchWant, follower: bool, isolation_level: int, limit: int,
+                  min_one_batch: bool) -> FetchResult:
+        replicas = self._replicas
+        try:
+            partition = replicas.leader_partition(want.topic, want.index, want.current_leader_epoch)
+        except KafkaError as exc:
+            return FetchResult(error=exc.code, current_leader=replicas.current_leader(want.topic, want.index))
+        log = partition.log
+        result = FetchResult(high_watermark=log.high_watermark, last_stable_offset=log.last_stable_offset,
+                             log_start_offset=log.log_start_offset)
+        if want.last_fetched_epoch >= 0:  # Fetch v12+: does the fetcher's history diverge from ours?
+            epoch, end = log.end_offset_for_epoch(want.last_fetched_epoch)
+            if epoch >= 0 and (epoch < want.last_fetched_epoch or end < want.fetch_offset):
+                result.diverging_epoch = (epoch, end)
+                return result
+        if follower:
+            bound = log.log_end_offset
+        else:
+            bound = log.last_stable_offset if isolation_level == READ_COMMITTED else log.high_watermark
+        offset = want.fetch_offset
+        if not log.log_start_offset <= offset <= log.log_end_offset:
+            result.error = ErrorCode.offset_out_of_range
+            return result
+        if offset >= bound or (limit <= 0 and not min_one_batch):
+            return result
+        try:
+            result.records = log.read(offset, limit, bound, min_one_batch)
+        except OffsetOutOfRange:
+            result.error = ErrorCode.offset_out_of_range
+        except KafkaError as exc:
+            result.error = exc.code
+        return result
+
+    # --- ListOffsets ---------------------------------------------------------------------------------
+
+    def offset_for(self, topic: str, index: int, timestamp: int, isolation_level: int,
+                   current_leader_epoch: int) -> tuple[int, int, int]:
+        """(timestamp, offset, leader epoch) as ReplicaManager.fetchOffsetForTimestamp answers a
+        consumer; raises KafkaError (not the leader, fenced epoch)."""
+        partition = self._replicas.leader_partition(topic, index, current_leader_epoch)
+        log = partition.log
+        fetchable = log.last_stable_offset if isolation_level == READ_COMMITTED else log.high_watermark
+        latest_epoch = log.latest_epoch()
+        if timestamp in (EARLIEST, EARLIEST_LOCAL):
+            return -1, log.log_start_offset, self._epoch_at(log, log.log_start_offset)
+        if timestamp == LATEST:
+            return -1, fetchable, latest_epoch if latest_epoch is not None else -1
+        if timestamp == LATEST_TIERED:
+            return -1, -1, -1
+        found = log.offset_for_timestamp(timestamp)
+        if found is None or found[0] >= fetchable:
+            return -1, -1, -1
+        offset, ts, epoch = found
+        return ts, offset, epoch
+
+    @staticmethod
+    def _epoch_at(log, offset: int) -> int:
+        """The leader epoch of the batch at `offset`: the smallest epoch whose end offset lies past it."""
+        latest = log.latest_epoch()
+        if latest is None:
+            return -1
+        epoch = latest
+        while epoch >= 0:
+            found, end = log.end_offset_for_epoch(epoch - 1) if epoch > 0 else (-1, -1)
+            if found < 0 or end <= offset:
+                return epoch
+            epoch = found
+        return -1

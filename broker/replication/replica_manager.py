@@ -1,0 +1,252 @@
+"""The replicas this broker holds, and their roles, from the metadata cache.
+
+Kafka's ReplicaManager in small: it owns the storage LogManager, makes a Partition for every
+partition the controller assigned here, and turns the cache's ("partition", topic, p) events
+into becomeLeader / becomeFollower (Kafka's LeaderAndIsr). Logs of deleted topics, and of
+partitions moved away, are deleted. Appends (produce) and reads (fetch, list offsets) go through
+it; every wait (acks=all, long-poll fetch) is in its purgatory keyed by (topic, partition),
+woken by appends and high-watermark moves.
+"""
+
+import asyncio
+import time
+from typing import TYPE_CHECKING
+
+from model.topic_configs import ConfigValidationError, effective_topic_configs
+from model.errors import ErrorCode, KafkaError
+from storage.config import LogConfig
+from storage.log_manager import LogManager
+
+from ..purgatory import Purgatory
+from .appends import Appender
+from .fetcher import FetcherManager
+from .isr import IsrManager
+from .metrics import ReplicationMetrics
+from .partition import Partition
+from .reads import Reader
+
+if TYPE_CHECKING:
+    from ..app import Broker
+
+
+def now_ms() -> float:
+    return time.time() * 1000
+
+
+class ReplicaManager:
+    def __init__(self, broker: "Broker"):
+        self.broker = broker
+        self.broker_id = broker.broker_id
+        self.config = broker.config
+        self.cache = broker.cache
+        self.log = broker.log.bind(component="replicas")
+        self.logs = LogManager(list(self.config["log.dirs"]), in_memory=self.config["fauxka.log.in.memory"])
+        self.partitions: dict[tuple[str, int], Partition] = {}
+        self.purgatory = Purgatory()
+        self.metrics = ReplicationMetrics(broker.metrics.registry, self)
+        self.appender = Appender(self)
+        self.reader = Reader(self)
+        self.fetchers = FetcherManager(self)
+        self.isr = IsrManager(self)
+        self._unsubscribe = None
+        self._tasks: set[asyncio.Task] = set()
+        self._saved_hws: dict[tuple[str, int], int] = {}
+        self._loaded = False
+
+    # --- life cycle -------------------------------------------------------------------------------
+
+    def load(self) -> None:
+        """Recover the logs on disk (before any request is served)."""
+        self.logs.load()
+        self.logs.write_meta_properties(self.broker_id, self.cache.cluster_id or "")
+        self._saved_hws = self.logs.read_high_watermarks()
+        self._loaded = True
+
+    def start(self) -> None:
+        """Follow the metadata cache (already synced): a replica for every assigned partition."""
+        self._unsubscribe = self.cache.subscribe(self._on_cache_event)
+        for topic in list(self.cache.topics):
+            self._apply_topic(topic)
+        for topic, index in self.logs.partitions():  # logs of topics deleted while we were away
+            if self._assigned(topic, index) is None:
+                self._delete(topic, index)
+        self.spawn(self._checkpoint_periodically(), "hw-checkpoint")
+        self.spawn(self._every("log.retention.check.interval.ms", self.logs.retention_pass), "log-retention")
+        self.spawn(self._every("log.cleaner.backoff.ms", self.logs.cleaner_pass), "log-cleaner")
+        self.isr.start()
+
+    async def stop(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        self.purgatory.close()
+        await self.fetchers.stop()
+        await self.isr.stop()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        if not self._loaded:
+            return
+        try:
+            self.checkpoint()
+        finally:
+            self.logs.close()
+
+    def spawn(self, coro, name: str) -> asyncio.Task:
+        task = asyncio.get_running_loop().create_task(coro, name=name)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    def checkpoint(self) -> None:
+        self.logs.write_high_watermarks({key: p.log.high_watermark for key, p in self.partitions.items()})
+        self.logs.checkpoint()
+
+    async def _checkpoint_periodically(self) -> None:
+        await self._every("replica.high.watermark.checkpoint.interval.ms", self.checkpoint)
+
+    async def _every(self, key: str, work) -> None:
+        """Run `work()` every `key` ms (Kafka's scheduler tasks: checkpoints, retention, cleaning)."""
+        interval = self.config[key] / 1000
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                work()
+            except OSError as exc:
+                self.log.error("periodic log task failed", task=key, error=repr(exc))
+
+    # --- lookups for handlers ----------------------------------------------------------------------
+
+    def leader_partition(self, topic: str, index: int, current_leader_epoch: int = -1) -> Partition:
+        """The partition if this broker leads it, else KafkaError (Kafka's getPartitionOrException)."""
+        partition = self.partitions.get((topic, index))
+        if partition is None:
+            if (topic, index) in self.cache.partition_states or self._assigned(topic, index) is not None:
+                raise KafkaError(ErrorCode.not_leader_or_follower)
+            raise KafkaError(ErrorCode.unknown_topic_or_partition)
+        fenced = partition.check_epoch(current_leader_epoch)
+        if fenced is not None:
+            raise KafkaError(fenced)
+        if not partition.is_leader:
+            raise KafkaError(ErrorCode.not_leader_or_follower)
+        return partition
+
+    def current_leader(self, topic: str, index: int) -> tuple[int, int]:
+        """(leader id, leader epoch) as the metadata cache knows them, for NOT_LEADER hints."""
+        state = self.cache.partition_states.get((topic, index))
+        return (state.leader, state.leader_epoch) if state is not None else (-1, -1)
+
+    def log_config(self, topic: str) -> LogConfig:
+        dynamic, dynamic_default, static = self.broker.admin.broker_layers()
+        try:
+            entries = effective_topic_configs(self.cache.topic_configs.get(topic, {}), dynamic, dynamic_default,
+                                              static, include_synonyms=False)
+        except ConfigValidationError as exc:
+            self.log.error("bad topic config, using defaults", topic=topic, error=exc.message)
+            return LogConfig.from_topic_configs({})
+        return LogConfig.from_topic_configs({e.name: e.value for e in entries if e.value is not None})
+
+    # --- the metadata cache's events -----------------------------------------------------------------
+
+    def _on_cache_event(self, event: tuple) -> None:
+        kind = event[0]
+        if kind == "partition":
+            self._apply(event[1], event[2])
+        elif kind == "topic":
+            self._apply_topic(event[1])
+        elif kind == "topic_config":
+            config = self.log_config(event[1])
+            for (topic, _), partition in self.partitions.items():
+                if topic == event[1]:
+                    partition.log.config = config
+        elif kind == "broker":
+            self.fetchers.broker_changed(event[1])
+
+    def _apply_topic(self, topic: str) -> None:
+        assignment = self.cache.topics.get(topic)
+        wanted = set(assignment.partitions) if assignment is not None else set()
+        for key in [k for k in self.partitions if k[0] == topic and k[1] not in wanted]:
+            self._delete(*key)
+        for index in wanted:
+            self._apply(topic, index)
+
+    def _assigned(self, topic: str, index: int) -> list[int] | None:
+        assignment = self.cache.topics.get(topic)
+        replicas = assignment.partitions.get(index) if assignment is not None else None
+        return replicas if replicas is not None and self.broker_id in replicas else None
+
+    def _apply(self, topic: str, index: int) -> None:
+        """Become leader or follower as the partition state says (Kafka's LeaderAndIsr handling)."""
+        key = (topic, index)
+        replicas = self._assigned(topic, index)
+        if replicas is None:
+            if key in self.partitions and (topic not in self.cache.topics or topic in self.cache.deleting
+                                           or index not in self.cache.topics[topic].partitions
+                                           or self.broker_id not in self.cache.topics[topic].partitions[index]):
+                self._delete(topic, index)
+            return
+        state = self.cache.partition_states.get(key)
+        if state is None:
+            return  # the state znode is not written (or not read) yet
+        partition = self.partitions.get(key)
+        if partition is None:
+            log = self.logs.get_or_create(topic, index, self.log_config(topic))
+            saved_hw = self._saved_hws.pop(key, None)
+            if saved_hw is not None:
+                log.high_watermark = saved_hw
+            partition = self.partitions[key] = Partition(topic, index, log, self.broker_id)
+        partition_epoch = getattr(state, "zk_version", -1)
+        if state.leader == self.broker_id:
+            self.fetchers.remove(key)
+            if partition.become_leader(state.leader_epoch, state.isr, replicas, partition_epoch, now_ms()):
+                self.log.info("became leader", topic=topic, partition=index, epoch=state.leader_epoch,
+                              isr=state.isr, end_offset=partition.log.log_end_offset)
+            partition.maybe_advance_high_watermark()
+        else:
+            if partition.become_follower(state.leader, state.leader_epoch, state.isr, replicas, partition_epoch):
+                self.log.info("became follower", topic=topic, partition=index, leader=state.leader,
+                              epoch=state.leader_epoch)
+            self.fetchers.follow(key, state.leader)
+        self.purgatory.wake(key)  # waiters re-check: a fenced produce or fetch answers now
+
+    def _delete(self, topic: str, index: int) -> None:
+        key = (topic, index)
+        self.fetchers.remove(key)
+        self.partitions.pop(key, None)
+        self.logs.delete(topic, index)
+        self.purgatory.wake(key)
+        self.log.info("deleted replica", topic=topic, partition=index)
+
+    # --- appends and reads: delegated ------------------------------------------------------------------
+
+    async def append_records(self, entries, acks: int, timeout_ms: int):
+        """Produce: see appends.Appender.append_records."""
+        return await self.appender.append_records(entries, acks, timeout_ms)
+
+    async def fetch(self, wants, replica_id: int, isolation_level: int, max_wait_ms: int, min_bytes: int,
+                    max_bytes: int):
+        """Fetch: see reads.Reader.fetch."""
+        return await self.reader.fetch(wants, replica_id, isolation_level, max_wait_ms, min_bytes, max_bytes)
+
+    def offset_for(self, topic: str, index: int, timestamp: int, isolation_level: int, current_leader_epoch: int):
+        """ListOffsets: see reads.Reader.offset_for."""
+        return self.reader.offset_for(topic, index, timestamp, isolation_level, current_leader_epoch)
+
+    def end_offset_for_epoch(self, topic: str, index: int, epoch: int, current_leader_epoch: int) -> tuple[int, int]:
+        """OffsetForLeaderEpoch: (largest epoch <= `epoch`, its end offset) from the leader's epoch cache."""
+        partition = self.leader_partition(topic, index, current_leader_epoch)
+        return partition.log.end_offset_for_epoch(epoch)
+
+    def delete_records(self, topic: str, index: int, offset: int) -> int:
+        """DeleteRecords on the leader: the new log start offset (offset -1: the high watermark)."""
+        partition = self.leader_partition(topic, index)
+        log = partition.log
+        target = log.high_watermark if offset == -1 else offset
+        if target < 0 or target > log.high_watermark:
+            raise KafkaError(ErrorCode.offset_out_of_range)
+        if target > log.log_start_offset:
+            log.advance_log_start_offset(target)
+        return log.log_start_offset
+
+    def high_watermark_moved(self, partition: Partition) -> None:
+        """Wake whoever waits on this partition (acks=all produces, consumers' long polls)."""
+        self.purgatory.wake(partition.key)

@@ -1,0 +1,47 @@
+"""Kafka's checkpoint files: `CheckpointFile` text format, written atomically (tmp + rename).
+
+    0                 <- version
+    <count>
+    <entry>           <- one per line, e.g. `topic partition offset` or `epoch start_offset`
+"""
+
+from __future__ import annotations
+
+import os
+
+
+def write_lines(path: str, entries: list[str], version: int = 0) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(f"{version}\n{len(entries)}\n")
+        for e in entries:
+            f.write(e + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def read_lines(path: str, fields: int, version: int = 0) -> list[list[str]]:
+    """Entries split into `fields` columns; a missing file is empty; a malformed one raises
+    ValueError (Kafka fails the log dir; callers decide)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except FileNotFoundError:
+        return []
+    if len(lines) < 2 or int(lines[0]) != version:
+        raise ValueError(f"{path}: unrecognised checkpoint version or header")
+    count = int(lines[1])
+    entries = [line.split() for line in lines[2 : 2 + count]]
+    if len(entries) != count or any(len(e) != fields for e in entries):
+        raise ValueError(f"{path}: expected {count} entries of {fields} fields")
+    return entries
+
+
+def write_offsets(path: str, offsets: dict[tuple[str, int], int]) -> None:
+    """replication-offset-checkpoint / recovery-point-offset-checkpoint / log-start-offset-checkpoint."""
+    write_lines(path, [f"{t} {p} {o}" for (t, p), o in sorted(offsets.items())])
+
+
+def read_offsets(path: str) -> dict[tuple[str, int], int]:
+    return {(t, int(p)): int(o) for t, p, o in read_lines(path, 3)}

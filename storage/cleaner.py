@@ -1,0 +1,104 @@
+"""Log compaction for cleanup.policy=compact (Kafka's `LogCleaner`, simplified): below the
+first uncleanable offset (the active segment, the last stable offset, min.compaction.lag.ms)
+keep the latest record per key; tombstones go once older than delete.retention.ms; records
+keep their offsets; batches keep codec, producer fields and their last offset."""
+
+from __future__ import annotations
+
+from . import batch as B
+from . import records as R
+from .segment import Segment
+
+
+def _cleanable(log, now_ms: int) -> list[Segment]:
+    limit = min(log.segments[-1].base_offset, log.last_stable_offset)
+    out = []
+    for seg in log.segments[:-1]:
+        if seg.next_offset > limit:
+            break
+        lag = log.config.min_compaction_lag_ms
+        if lag > 0 and seg.max_timestamp >= 0 and now_ms - seg.max_timestamp < lag:
+            break
+        out.append(seg)
+    return out
+
+
+def clean(log, now_ms: int) -> int:
+    """Compact `log` once; returns the number of records removed."""
+    if not log.config.compact:
+        return 0
+    segments = _cleanable(log, now_ms)
+    if not segments or segments[-1].next_offset <= getattr(log, "cleaned_up_to", -1):
+        return 0
+    latest: dict[bytes, int] = {}
+    for seg in segments:
+        for h in seg.headers_from(0):
+            if h.is_control:
+                continue
+            raw = seg.read_batch(h)
+            for r in R.decode(raw, B.BatchHeader(raw, 0)):
+                if r.key is not None:
+                    latest[r.key] = h.base_offset + r.offset_delta
+    removed = 0
+    for seg in segments:
+        out = bytearray()
+        for h in seg.headers_from(0):
+            raw = seg.read_batch(h)
+            if h.is_control:
+                out += raw
+                continue
+            local = B.BatchHeader(raw, 0)
+            recs = R.decode(raw, local)
+            keep = [
+                r for r in recs
+                if r.key is not None
+                and latest.get(r.key) == h.base_offset + r.offset_delta
+                and not (r.value is None and _tombstone_expired(r, h, log, now_ms))
+            ]
+            removed += len(recs) - len(keep)
+            if len(keep) == len(recs):
+                out += raw
+            elif keep:
+                out += _rebuild(keep, h)
+        seg_replace(log, seg, out)
+    log.cleaned_up_to = segments[-1].next_offset
+    return removed
+
+
+def _tombstone_expired(r, h, log, now_ms: int) -> bool:
+    ts = r.timestamp if r.timestamp >= 0 else h.max_timestamp
+    return ts >= 0 and now_ms - ts > log.config.delete_retention_ms
+
+
+def _rebuild(keep, h: B.BatchHeader) -> bytearray:
+    buf = R.build(
+        keep, h.codec, transactional=h.is_transactional, producer_id=h.producer_id,
+        producer_epoch=h.producer_epoch, base_sequence=h.base_sequence,
+    )
+    size = len(buf)
+    B.set_base_offset(buf, 0, h.base_offset)
+    B.set_leader_epoch(buf, 0, h.leader_epoch)
+    B.set_last_offset_delta(buf, 0, size, h.last_offset_delta)
+    if h.log_append_time:
+        B.set_max_timestamp(buf, 0, size, True, h.max_timestamp)
+    return buf
+
+
+def seg_replace(log, seg: Segment, data: bytearray) -> None:
+    """Swap a segment's bytes for `data` (a `.cleaned` file renamed over the `.log`)."""
+    store = seg.store
+    if log.directory is None:
+        store.truncate(0)
+        store.append(data)
+    else:
+        from .store import FileStore
+
+        path = store.path
+        tmp = FileStore(path + ".cleaned")
+        tmp.truncate(0)
+        tmp.append(data)
+        tmp.flush()
+        store.close()
+        tmp.rename(path)
+        seg.store = tmp
+    seg.recover(check_crc=False)

@@ -1,0 +1,208 @@
+"""The logs of the partition replicas a broker holds (Kafka's `LogManager`): one directory per
+partition under one of `log.dirs`, recovery on load, and the per-log-dir checkpoint files
+`recovery-point-offset-checkpoint`, `log-start-offset-checkpoint`,
+`replication-offset-checkpoint` (high watermarks) and `meta.properties`.
+
+`in_memory=True` keeps the same API with no files at all (tests that want speed).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import time
+from collections.abc import Mapping
+
+from . import checkpoint
+from .cleaner import clean
+from .config import LogConfig
+from .log import PartitionLog
+from .retention import retention_pass
+
+RECOVERY_POINTS = "recovery-point-offset-checkpoint"
+LOG_START_OFFSETS = "log-start-offset-checkpoint"
+HIGH_WATERMARKS = "replication-offset-checkpoint"
+META = "meta.properties"
+_DIR = re.compile(r"^(.+)-(\d+)$")
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class LogManager:
+    def __init__(self, log_dirs: list[str], *, in_memory: bool = False):
+        self.log_dirs = [os.path.abspath(d) for d in log_dirs] if not in_memory else list(log_dirs)
+        self.in_memory = in_memory
+        self.logs: dict[tuple[str, int], PartitionLog] = {}
+        self._dir_of: dict[tuple[str, int], str] = {}
+        self._memory_hws: dict[tuple[str, int], int] = {}
+        if not in_memory:
+            if not self.log_dirs:
+                raise ValueError("LogManager needs at least one log dir")
+            for d in self.log_dirs:
+                os.makedirs(d, exist_ok=True)
+
+    # --- loading -------------------------------------------------------------------------
+
+    def load(self) -> None:
+        """Open every `<topic>-<partition>` directory of every log dir, recovering each log
+        from its recovery point (a torn or corrupt tail is truncated). Logs open with Kafka's
+        default config; `get_or_create` gives each its topic's config."""
+        if self.in_memory:
+            return
+        for d in self.log_dirs:
+            recovery = _read_or_empty(os.path.join(d, RECOVERY_POINTS))
+            starts = _read_or_empty(os.path.join(d, LOG_START_OFFSETS))
+            hws = _read_or_empty(os.path.join(d, HIGH_WATERMARKS))
+            for name in sorted(os.listdir(d)):
+                path = os.path.join(d, name)
+                if not os.path.isdir(path):
+                    continue
+                if name.endswith("-delete"):  # Kafka renames a deleted log `<tp>.<uuid>-delete`
+                    shutil.rmtree(path, ignore_errors=True)
+                    continue
+                m = _DIR.match(name)
+                if not m:
+                    continue
+                tp = (m.group(1), int(m.group(2)))
+                log = PartitionLog.load(
+                    tp[0], tp[1], LogConfig(), path,
+                    log_start_offset=starts.get(tp, 0), recovery_point=recovery.get(tp, 0),
+                )
+                log.high_watermark = hws.get(tp, 0)
+                self.logs[tp] = log
+                self._dir_of[tp] = d
+
+    def get(self, topic: str, partition: int) -> PartitionLog | None:
+        return self.logs.get((topic, partition))
+
+    def get_or_create(self, topic: str, partition: int, config: LogConfig) -> PartitionLog:
+        """The partition's log with `config` applied, created empty (in the log dir holding
+        the fewest partitions, as Kafka's `nextLogDirs`) when there is none."""
+        tp = (topic, partition)
+        log = self.logs.get(tp)
+        if log is not None:
+            log.config = config
+            return log
+        if self.in_memory:
+            log = PartitionLog.load(topic, partition, config, None)
+        else:
+            counts = {d: 0 for d in self.log_dirs}
+            for owner in self._dir_of.values():
+                counts[owner] = counts.get(owner, 0) + 1
+            d = min(self.log_dirs, key=lambda x: counts.get(x, 0))
+            log = PartitionLog.load(topic, partition, config, os.path.join(d, f"{topic}-{partition}"))
+            self._dir_of[tp] = d
+        self.logs[tp] = log
+        return log
+
+    def delete(self, topic: str, partition: int) -> None:
+        tp = (topic, partition)
+        log = self.logs.pop(tp, None)
+        self._dir_of.pop(tp, None)
+        self._memory_hws.pop(tp, None)
+        if log is not None:
+            log.delete()
+
+    def partitions(self) -> list[tuple[str, int]]:
+        return sorted(self.logs)
+
+    def log_dir_of(self, topic: str, partition: int) -> str | None:
+        """The log dir holding the partition (DescribeLogDirs); None in memory or unknown."""
+        return self._dir_of.get((topic, partition))
+
+    # --- checkpoints ---------------------------------------------------------------------
+
+    def write_high_watermarks(self, hws: Mapping[tuple[str, int], int]) -> None:
+        """Kafka's `replication-offset-checkpoint`, one per log dir, for the partitions it holds."""
+        if self.in_memory:
+            self._memory_hws.update({tp: hw for tp, hw in hws.items() if tp in self.logs})
+            return
+        for d in self.log_dirs:
+            mine = {tp: hw for tp, hw in hws.items() if self._dir_of.get(tp) == d}
+            checkpoint.write_offsets(os.path.join(d, HIGH_WATERMARKS), mine)
+
+    def read_high_watermarks(self) -> dict[tuple[str, int], int]:
+        if self.in_memory:
+            return dict(self._memory_hws)
+        out: dict[tuple[str, int], int] = {}
+        for d in self.log_dirs:
+            out.update(_read_or_empty(os.path.join(d, HIGH_WATERMARKS)))
+        return out
+
+    def checkpoint(self) -> None:
+        """Flush every log (moving its recovery point) and write recovery points, log start
+        offsets, high watermarks and epoch caches (Kafka's periodic checkpoint tasks)."""
+        for log in self.logs.values():
+            log.flush()
+        if self.in_memory:
+            self._memory_hws = {tp: log.high_watermark for tp, log in self.logs.items()}
+            return
+        for d in self.log_dirs:
+            mine = {tp: log for tp, log in self.logs.items() if self._dir_of.get(tp) == d}
+            checkpoint.write_offsets(
+                os.path.join(d, RECOVERY_POINTS), {tp: log.recovery_point for tp, log in mine.items()}
+            )
+            checkpoint.write_offsets(
+                os.path.join(d, LOG_START_OFFSETS), {tp: log.log_start_offset for tp, log in mine.items()}
+            )
+            checkpoint.write_offsets(
+                os.path.join(d, HIGH_WATERMARKS), {tp: log.high_watermark for tp, log in mine.items()}
+            )
+
+    # --- background work (the caller schedules it) ---------------------------------------
+
+    def retention_pass(self, now_ms: int | None = None) -> int:
+        """Delete segments by retention.ms / retention.bytes / log start offset; returns how many."""
+        now = _now_ms() if now_ms is None else now_ms
+        return sum(retention_pass(log, now) for log in list(self.logs.values()))
+
+    def cleaner_pass(self, now_ms: int | None = None) -> int:
+        """Compact every cleanup.policy=compact log once; returns the records removed."""
+        now = _now_ms() if now_ms is None else now_ms
+        return sum(clean(log, now) for log in list(self.logs.values()))
+
+    # --- meta.properties -----------------------------------------------------------------
+
+    def write_meta_properties(self, broker_id: int, cluster_id: str) -> None:
+        """Kafka's ZK-mode `meta.properties` (version 0) in every log dir."""
+        if self.in_memory:
+            return
+        stamp = time.strftime("%a %b %d %H:%M:%S UTC %Y", time.gmtime())
+        body = f"#\n#{stamp}\ncluster.id={cluster_id}\nversion=0\nbroker.id={broker_id}\n"
+        for d in self.log_dirs:
+            path = os.path.join(d, META)
+            with open(path + ".tmp", "w", encoding="utf-8") as f:
+                f.write(body)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(path + ".tmp", path)
+
+    def read_meta_properties(self) -> dict[str, str] | None:
+        """The first log dir's meta.properties as a dict, None if absent (or in memory)."""
+        if self.in_memory:
+            return None
+        for d in self.log_dirs:
+            try:
+                with open(os.path.join(d, META), encoding="utf-8") as f:
+                    lines = f.read().splitlines()
+            except FileNotFoundError:
+                continue
+            return dict(line.split("=", 1) for line in lines if "=" in line and not line.startswith("#"))
+        return None
+
+    def close(self) -> None:
+        self.checkpoint()
+        for log in self.logs.values():
+            log.close()
+
+
+def _read_or_empty(path: str) -> dict[tuple[str, int], int]:
+    """A checkpoint file's offsets; an unreadable file counts as absent (Kafka would then
+    recover every log from scratch, which is what an empty recovery point does)."""
+    try:
+        return checkpoint.read_offsets(path)
+    except (ValueError, OSError):
+        return {}

@@ -1,0 +1,143 @@
+"""Idempotent producers' state per partition (Kafka's `ProducerStateManager` and
+`ProducerAppendInfo`): per producer id its epoch and the last 5 batches' sequence ranges.
+
+A retried batch (same epoch, same sequence range as a retained batch) is a duplicate answered
+with its original offsets; a gap is OUT_OF_ORDER_SEQUENCE_NUMBER; an older epoch is
+INVALID_PRODUCER_EPOCH; a new epoch must start at sequence 0; an unknown producer id is accepted
+at any sequence (KIP-360: its state may have been removed by retention). State is rebuilt from
+the batch headers when a log is loaded or truncated. Transactions: the ongoing transaction's
+first offset per producer and the aborted list are kept for the last stable offset.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from . import batch as B
+from .errors import ErrorCode, StorageError
+
+NUM_BATCHES_TO_RETAIN = 5
+INT32_MAX = 2147483647
+
+
+@dataclass(slots=True)
+class BatchMeta:
+    first_seq: int
+    last_seq: int
+    first_offset: int
+    last_offset: int
+    timestamp: int
+
+
+@dataclass
+class ProducerEntry:
+    producer_id: int
+    epoch: int
+    batches: deque = field(default_factory=lambda: deque(maxlen=NUM_BATCHES_TO_RETAIN))
+    last_timestamp: int = -1
+    txn_first_offset: int | None = None
+
+    @property
+    def last_seq(self) -> int:
+        return self.batches[-1].last_seq if self.batches else B.NO_SEQUENCE
+
+    @property
+    def last_offset(self) -> int:
+        return self.batches[-1].last_offset if self.batches else -1
+
+    def find_duplicate(self, h: B.BatchHeader) -> BatchMeta | None:
+        if h.producer_epoch != self.epoch:
+            return None
+        last_seq = h.last_sequence
+        for meta in self.batches:
+            if meta.first_seq == h.base_sequence and meta.last_seq == last_seq:
+                return meta
+        return None
+
+
+@dataclass(slots=True)
+class AbortedTxn:
+    producer_id: int
+    first_offset: int
+    last_offset: int
+
+
+def _in_sequence(last_seq: int, next_seq: int) -> bool:
+    return next_seq == last_seq + 1 or (next_seq == 0 and last_seq == INT32_MAX)
+
+
+class ProducerState:
+    def __init__(self, tp: str = ""):
+        self.tp = tp
+        self.producers: dict[int, ProducerEntry] = {}
+        self.aborted: list[AbortedTxn] = []
+
+    def check(self, h: B.BatchHeader, offset: int) -> BatchMeta | None:
+        """A client batch against the state: the retained duplicate it repeats, or None when it
+        may be appended; StorageError when Kafka rejects it."""
+        if not h.has_producer_id:
+            return None
+        entry = self.producers.get(h.producer_id)
+        if entry is None:
+            return None
+        duplicate = entry.find_duplicate(h)
+        if duplicate is not None:
+            return duplicate
+        if h.producer_epoch < entry.epoch:
+            raise StorageError(
+                ErrorCode.invalid_producer_epoch,
+                f"Epoch of producer {h.producer_id} at offset {offset} in {self.tp} is "
+                f"{h.producer_epoch}, which is smaller than the last seen epoch {entry.epoch}",
+            )
+        if h.producer_epoch != entry.epoch:
+            if h.base_sequence != 0:
+                raise StorageError(
+                    ErrorCode.out_of_order_sequence_number,
+                    f"Invalid sequence number for new epoch of producer {h.producer_id} at "
+                    f"offset {offset} in partition {self.tp}: {h.producer_epoch} (request epoch), "
+                    f"{h.base_sequence} (seq. number), {entry.epoch} (current producer epoch)",
+                )
+        elif entry.batches and not _in_sequence(entry.last_seq, h.base_sequence):
+            raise StorageError(
+                ErrorCode.out_of_order_sequence_number,
+                f"Out of order sequence number for producer {h.producer_id} at offset {offset} "
+                f"in partition {self.tp}: {h.base_sequence} (incoming seq. number), "
+                f"{entry.last_seq} (current end sequence number)",
+            )
+        return None
+
+    def update(self, h: B.BatchHeader, control_type: int | None = None) -> None:
+        """Record an appended batch (leader or follower; `control_type` 0 abort / 1 commit)."""
+        if not h.has_producer_id:
+            return
+        entry = self.producers.get(h.producer_id)
+        if entry is None:
+            entry = self.producers[h.producer_id] = ProducerEntry(h.producer_id, h.producer_epoch)
+        elif h.producer_epoch != entry.epoch:
+            entry.epoch = h.producer_epoch
+            entry.batches.clear()
+        entry.last_timestamp = h.max_timestamp
+        if h.is_control:
+            if entry.txn_first_offset is not None and control_type == 0:
+                self.aborted.append(AbortedTxn(h.producer_id, entry.txn_first_offset, h.last_offset))
+            entry.txn_first_offset = None
+            return
+        if h.base_sequence >= 0:
+            entry.batches.append(
+                BatchMeta(h.base_sequence, h.last_sequence, h.base_offset, h.last_offset, h.max_timestamp)
+            )
+        if h.is_transactional and entry.txn_first_offset is None:
+            entry.txn_first_offset = h.base_offset
+
+    def first_unstable_offset(self) -> int | None:
+        """Smallest first offset of an ongoing transaction (bounds the last stable offset)."""
+        firsts = [e.txn_first_offset for e in self.producers.values() if e.txn_first_offset is not None]
+        return min(firsts) if firsts else None
+
+    def last_entry(self, producer_id: int) -> ProducerEntry | None:
+        return self.producers.get(producer_id)
+
+    def clear(self) -> None:
+        self.producers.clear()
+        self.aborted.clear()

@@ -1,0 +1,99 @@
+"""Idempotent appends (Kafka's ProducerStateManager rules) through PartitionLog."""
+
+import pytest
+
+from model.errors import ErrorCode
+from storage.errors import StorageError
+from tests.unit.storage.helpers import now_ms, v2
+
+
+def send(log, seq, n=2, pid=7, epoch=0, codec=0):
+    return log.append_as_leader(v2(n, codec, pid=pid, epoch=epoch, seq=seq), 0, now_ms())
+
+
+def code_of(fn) -> ErrorCode:
+    with pytest.raises(StorageError) as info:
+        fn()
+    return info.value.code
+
+
+def test_retried_batch_gets_original_offsets(make_log):
+    log = make_log()
+    first = send(log, 0)
+    send(log, 2)
+    again = send(log, 0)
+    assert again.duplicate and (again.first_offset, again.last_offset) == (first.first_offset, first.last_offset)
+    assert log.log_end_offset == 4
+    assert log.last_producer_state(7) == (0, 3, 3)
+
+
+def test_only_last_five_batches_are_remembered(make_log):
+    log = make_log()
+    for i in range(7):
+        send(log, 2 * i)
+    assert send(log, 12).duplicate
+    assert code_of(lambda: send(log, 0)) == ErrorCode.out_of_order_sequence_number
+
+
+def test_gap_is_out_of_order(make_log):
+    log = make_log()
+    send(log, 0)
+    assert code_of(lambda: send(log, 5)) == ErrorCode.out_of_order_sequence_number
+    assert log.log_end_offset == 2
+
+
+def test_older_epoch_is_invalid_producer_epoch(make_log):
+    log = make_log()
+    send(log, 0, epoch=3)
+    assert code_of(lambda: send(log, 2, epoch=2)) == ErrorCode.invalid_producer_epoch
+
+
+def test_new_epoch_must_start_at_zero(make_log):
+    log = make_log()
+    send(log, 0, epoch=0)
+    assert code_of(lambda: send(log, 4, epoch=1)) == ErrorCode.out_of_order_sequence_number
+    assert not send(log, 0, epoch=1).duplicate
+    assert log.last_producer_state(7) == (1, 1, 3)
+
+
+def test_unknown_producer_accepted_at_any_sequence(make_log):
+    log = make_log()
+    assert send(log, 40).first_offset == 0
+    assert send(log, 42).first_offset == 2
+
+
+def test_sequence_wraps_at_int32_max(make_log):
+    log = make_log()
+    send(log, 2147483646, n=2)
+    assert send(log, 0).first_offset == 2
+
+
+def test_state_rebuilt_from_the_log(tmp_path):
+    from storage.config import LogConfig
+    from storage.log import PartitionLog
+
+    log = PartitionLog.load("t", 0, LogConfig(), str(tmp_path / "t-0"))
+    send(log, 0, codec=3)
+    send(log, 2, codec=3)
+    log.close()
+    log = PartitionLog.load("t", 0, LogConfig(), str(tmp_path / "t-0"))
+    assert log.last_producer_state(7) == (0, 3, 3)
+    assert send(log, 2, codec=3).duplicate
+    assert code_of(lambda: send(log, 9)) == ErrorCode.out_of_order_sequence_number
+
+
+def test_truncation_rebuilds_state(make_log):
+    log = make_log()
+    send(log, 0)
+    send(log, 2)
+    log.truncate_to(2)
+    assert log.last_producer_state(7) == (0, 1, 1)
+    assert not send(log, 2).duplicate
+
+
+def test_transactional_batches_hold_the_last_stable_offset(make_log):
+    log = make_log()
+    log.append_as_leader(v2(2, pid=9, epoch=0, seq=0, transactional=True), 0, now_ms())
+    send(log, 0)
+    log.high_watermark = 4
+    assert log.last_stable_offset == 0

@@ -1,0 +1,125 @@
+"""Restart recovery and checkpoints (LogManager over real files)."""
+
+import os
+
+from storage import checkpoint
+from storage.config import LogConfig
+from storage.epoch_cache import EpochCache
+from storage.log import PartitionLog
+from storage.log_manager import LogManager
+from tests.unit.storage.helpers import now_ms, records_of, v2
+
+
+def seg_path(d, base=0):
+    return os.path.join(d, f"{base:020d}.log")
+
+
+def test_on_disk_layout(tmp_path):
+    lm = LogManager([str(tmp_path)])
+    lm.load()
+    log = lm.get_or_create("orders", 3, LogConfig())
+    log.append_as_leader(v2(2), 5, now_ms())
+    lm.checkpoint()
+    d = tmp_path / "orders-3"
+    assert sorted(os.listdir(d)) == ["00000000000000000000.log", "leader-epoch-checkpoint"]
+    assert (d / "leader-epoch-checkpoint").read_text() == "0\n1\n5 0\n"
+    assert (tmp_path / "recovery-point-offset-checkpoint").read_text() == "0\n1\norders 3 2\n"
+    assert (tmp_path / "log-start-offset-checkpoint").read_text() == "0\n1\norders 3 0\n"
+    data = open(seg_path(d), "rb").read()
+    assert [r[0] for r in records_of(data)] == [0, 1]
+
+
+def test_torn_tail_is_truncated(tmp_path):
+    d = str(tmp_path / "t-0")
+    log = PartitionLog.load("t", 0, LogConfig(), d)
+    for _ in range(3):
+        log.append_as_leader(v2(3, 3), 1, now_ms())
+    good = log.size_bytes
+    log.close()
+    with open(seg_path(d), "ab") as f:
+        f.write(v2(3)[:40])
+    log = PartitionLog.load("t", 0, LogConfig(), d)
+    assert log.log_end_offset == 9 and log.size_bytes == good
+    assert log.append_as_leader(v2(1), 1, now_ms()).first_offset == 9
+
+
+def test_corrupt_batch_truncates_it_and_what_follows(tmp_path):
+    d = str(tmp_path / "t-0")
+    one = len(v2(3))
+    log = PartitionLog.load("t", 0, LogConfig(segment_bytes=one * 3 + 1), d)
+    for _ in range(5):
+        log.append_as_leader(v2(3), 2, now_ms())
+    assert [s.base_offset for s in log.segments] == [0, 9]
+    log.close()
+    with open(seg_path(d), "r+b") as f:  # flip a byte in the second batch of segment 0
+        f.seek(one + 70)
+        b = f.read(1)
+        f.seek(one + 70)
+        f.write(bytes([b[0] ^ 0xFF]))
+    log = PartitionLog.load("t", 0, LogConfig(), d)
+    assert log.log_end_offset == 3 and len(log.segments) == 1
+    assert not os.path.exists(seg_path(d, 9))
+    assert log.end_offset_for_epoch(2) == (2, 3)
+
+
+def test_segments_below_the_recovery_point_skip_crc(tmp_path):
+    d = str(tmp_path / "t-0")
+    one = len(v2(3))
+    log = PartitionLog.load("t", 0, LogConfig(segment_bytes=one + 1), d)
+    for _ in range(3):
+        log.append_as_leader(v2(3), 0, now_ms())
+    log.close()
+    with open(seg_path(d), "r+b") as f:
+        f.seek(70)
+        f.write(b"\xff")
+    assert PartitionLog.load("t", 0, LogConfig(), d, recovery_point=9).log_end_offset == 9
+    assert PartitionLog.load("t", 0, LogConfig(), d, recovery_point=0).log_end_offset == 0
+
+
+def test_manager_round_trip(tmp_path):
+    dirs = [str(tmp_path / "a"), str(tmp_path / "b")]
+    lm = LogManager(dirs)
+    lm.load()
+    for p in range(4):
+        log = lm.get_or_create("t", p, LogConfig())
+        log.append_as_leader(v2(p + 1), 1, now_ms())
+        log.high_watermark = p
+    lm.write_meta_properties(2, "abc")
+    lm.close()
+    lm = LogManager(dirs)
+    lm.load()
+    assert lm.partitions() == [("t", p) for p in range(4)]
+    assert {lm.log_dir_of("t", p) for p in range(4)} == set(dirs)
+    assert [lm.get("t", p).log_end_offset for p in range(4)] == [1, 2, 3, 4]
+    assert [lm.get("t", p).high_watermark for p in range(4)] == [0, 1, 2, 3]
+    assert lm.read_high_watermarks() == {("t", p): p for p in range(4)}
+    assert lm.read_meta_properties() == {"cluster.id": "abc", "version": "0", "broker.id": "2"}
+    lm.write_high_watermarks({("t", 0): 1, ("x", 0): 5})
+    assert lm.read_high_watermarks()[("t", 0)] == 1
+    lm.delete("t", 1)
+    assert lm.get("t", 1) is None and not any(os.path.exists(os.path.join(d, "t-1")) for d in dirs)
+
+
+def test_in_memory_manager_has_no_files(tmp_path):
+    lm = LogManager([str(tmp_path / "never")], in_memory=True)
+    lm.load()
+    log = lm.get_or_create("t", 0, LogConfig())
+    log.append_as_leader(v2(2), 0, now_ms())
+    log.high_watermark = 2
+    lm.checkpoint()
+    assert lm.read_high_watermarks() == {("t", 0): 2}
+    lm.close()
+    assert not os.path.exists(tmp_path / "never")
+
+
+def test_checkpoint_files_round_trip(tmp_path):
+    path = str(tmp_path / "replication-offset-checkpoint")
+    offsets = {("a", 0): 5, ("b-c", 12): 0, ("a", 1): 99}
+    checkpoint.write_offsets(path, offsets)
+    assert checkpoint.read_offsets(path) == offsets
+    cache = EpochCache(str(tmp_path))
+    cache.assign(0, 0)
+    cache.assign(2, 10)
+    cache.assign(1, 12)  # a lower epoch later replaces what it conflicts with, as Kafka's assign
+    cache.flush()
+    assert EpochCache(str(tmp_path)).entries() == [(0, 0), (1, 12)]

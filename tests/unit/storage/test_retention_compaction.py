@@ -1,0 +1,97 @@
+"""Retention (retention.ms / retention.bytes / log start offset) and compaction."""
+
+from storage.config import LogConfig
+from tests.unit.storage.helpers import now_ms, records_of, v2
+
+
+def one_batch_segments(make_log, **config):
+    return make_log(LogConfig(segment_bytes=len(v2(5)) + 1, **config))
+
+
+def read_all(log):
+    out, offset = [], log.log_start_offset
+    while offset < log.high_watermark:
+        recs = records_of(log.read(offset, 10**6, log.high_watermark, True))
+        if not recs:
+            break
+        out += recs
+        offset = recs[-1][0] + 1
+    return out
+
+
+def test_retention_ms_deletes_old_segments_below_the_high_watermark(make_log):
+    log = one_batch_segments(make_log, retention_ms=1000)
+    now = now_ms()
+    for i in range(4):
+        log.append_as_leader(v2(5, ts=now - 10_000 + i * 3000), 0, now)
+    log.high_watermark = 10
+    from storage.retention import retention_pass
+
+    assert retention_pass(log, now) == 2  # only below the high watermark
+    assert log.log_start_offset == 10
+    log.high_watermark = 20
+    assert retention_pass(log, now) == 1  # 10-14 are 4 s old; the active 15-19 is under 1 s
+    assert retention_pass(log, now + 10_000) == 1
+    assert log.log_start_offset == 20 and log.log_end_offset == 20
+    assert log.append_as_leader(v2(1), 0, now).first_offset == 20
+
+
+def test_retention_bytes(make_log):
+    log = one_batch_segments(make_log, retention_bytes=len(v2(5)) * 2)
+    for _ in range(5):
+        log.append_as_leader(v2(5), 0, now_ms())
+    log.high_watermark = 25
+    from storage.retention import retention_pass
+
+    assert retention_pass(log, now_ms()) == 3
+    assert log.log_start_offset == 15 and log.size_bytes <= len(v2(5)) * 2
+
+
+def test_compaction_keeps_latest_per_key_and_expires_tombstones(make_log):
+    log = one_batch_segments(make_log, cleanup_policy=frozenset({"compact"}), delete_retention_ms=1000)
+    now = now_ms()
+    log.append_as_leader(v2(5, keys=[b"a", b"b", b"a", b"c", b"b"], ts=now - 5000), 0, now)
+    log.roll(now)
+    log.append_as_leader(v2(5, 3, keys=[b"a", b"d", b"d", b"e", b"c"], values=[b"1", None, b"2", None, b"3"], ts=now - 5000), 0, now)
+    log.roll(now)
+    log.append_as_leader(v2(1, keys=[b"z"]), 0, now)
+    log.high_watermark = 11
+    from storage.cleaner import clean
+
+    removed = clean(log, now)
+    recs = read_all(log)
+    assert [(r[0], r[2], r[3]) for r in recs] == [(4, b"b", b"v" * 100), (5, b"a", b"1"), (7, b"d", b"2"), (9, b"c", b"3"), (10, b"z", b"v" * 100)]
+    assert removed == 6  # e's tombstone is older than delete.retention.ms
+    assert clean(log, now) == 0  # nothing new to clean
+    assert log.append_as_leader(v2(1, keys=[b"q"]), 0, now).first_offset == 11
+
+
+def test_compaction_keeps_fresh_tombstones(make_log):
+    log = one_batch_segments(make_log, cleanup_policy=frozenset({"compact"}))
+    now = now_ms()
+    log.append_as_leader(v2(2, keys=[b"a", b"a"], values=[b"x", None]), 0, now)
+    log.roll(now)
+    log.append_as_leader(v2(1, keys=[b"b"]), 0, now)
+    log.high_watermark = 3
+    from storage.cleaner import clean
+
+    assert clean(log, now) == 1
+    assert [(r[0], r[3]) for r in read_all(log)] == [(1, None), (2, b"v" * 100)]
+
+
+def test_manager_passes(tmp_path):
+    from storage.log_manager import LogManager
+
+    lm = LogManager([str(tmp_path)])
+    lm.load()
+    config = LogConfig(segment_bytes=len(v2(5)) + 1, retention_ms=0)
+    log = lm.get_or_create("t", 0, config)
+    for _ in range(3):
+        log.append_as_leader(v2(5, ts=1), 0, now_ms())
+    log.high_watermark = 15
+    assert lm.retention_pass(now_ms()) == 3
+    assert lm.cleaner_pass(now_ms()) == 0
+    lm.close()
+    lm = LogManager([str(tmp_path)])
+    lm.load()
+    assert lm.get("t", 0).log_start_offset == 15
