@@ -36,14 +36,16 @@ class AutoTopicCreator:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
-    def request(self, names: list[str], ctx: RequestContext) -> int:
+    def request(self, names: list[str], ctx: RequestContext,
+                spec: tuple[int, int, dict[str, str]] | None = None) -> int:
         """Ask for `names` to be created on behalf of the Metadata request `ctx`; the error code
-        Metadata answers for them."""
+        Metadata answers for them. `spec` (partitions, replication factor, configs) replaces the
+        broker defaults, as for an internal topic (__consumer_offsets, GroupCoordinator.offsetsTopicConfigs)."""
         fresh = [n for n in names if n not in self._in_flight]
         self._in_flight.update(fresh)
         local = self._broker.admin.active
         if fresh:
-            work = self._create_here(fresh, ctx) if local else self._ask_controller(fresh, ctx)
+            work = self._create_here(fresh, ctx, spec) if local else self._ask_controller(fresh, ctx, spec)
             task = asyncio.get_running_loop().create_task(work, name="auto-create-topics")
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
@@ -54,16 +56,24 @@ class AutoTopicCreator:
         config = self._broker.config
         return config["num.partitions"], config["default.replication.factor"]
 
-    async def _create_here(self, names: list[str], ctx: RequestContext) -> None:
+    async def _create_here(self, names: list[str], ctx: RequestContext, spec=None) -> None:
         partitions, replication = self._defaults()
-        await self._broker.admin.create_topics([NewTopic(n, partitions, replication) for n in names],
+        configs: dict[str, str | None] = {}
+        if spec is not None:
+            partitions, replication, configs = spec
+        await self._broker.admin.create_topics([NewTopic(n, partitions, replication, configs=dict(configs))
+                                                for n in names],
                                                validate_only=False, timeout_ms=0, caller=caller(ctx))
 
-    async def _ask_controller(self, names: list[str], ctx: RequestContext) -> None:
+    async def _ask_controller(self, names: list[str], ctx: RequestContext, spec=None) -> None:
         partitions, replication = self._defaults()
+        configs: dict[str, str] = {}
+        if spec is not None:
+            partitions, replication, configs = spec
         request = build(request_schema(19, _CREATE_TOPICS_VERSION), {
             "topics": [{"name": n, "num_partitions": partitions, "replication_factor": replication,
-                        "assignments": [], "configs": []} for n in names],
+                        "assignments": [], "configs": [{"name": k, "value": v} for k, v in configs.items()]}
+                       for n in names],
             "timeout": 0, "validate_only": False})
         frame = encode_request(request, ctx.request.correlation_id, ctx.request.client_id)[4:]
         create = decode_request(frame, api_table.lookup(19), _CREATE_TOPICS_VERSION)
