@@ -1,0 +1,141 @@
+"""Admin apis for groups with real clients (issue 12): list, describe, alter and list offsets,
+delete groups; the group metrics and consumer lag; static membership; aiokafka and kcat -G."""
+
+import shutil
+import subprocess
+import time
+import urllib.request
+
+import pytest
+
+from tests.admin_helpers import create_topics, topic_spec, unique
+from tests.harness import wait_for
+
+
+def _topic(cluster, partitions: int = 2) -> str:
+    name = unique("ga")
+    [result] = create_topics(cluster.controller_address(), [topic_spec(name, partitions, 3)])
+    assert int(result.error_code) == 0, result
+    return name
+
+
+def _admin(cluster):
+    from confluent_kafka.admin import AdminClient
+    return AdminClient({"bootstrap.servers": cluster.bootstrap})
+
+
+def _stable_consumer(cluster, group: str, topic: str, **extra):
+    from confluent_kafka import Consumer
+    c = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": group, "enable.auto.commit": False,
+                  "auto.offset.reset": "earliest", **extra})
+    c.subscribe([topic])
+    deadline = time.monotonic() + 30
+    while not c.assignment() and time.monotonic() < deadline:
+        c.poll(0.2)
+    assert c.assignment()
+    return c
+
+
+def test_list_describe_alter_and_delete_groups(cluster):
+    from confluent_kafka import ConsumerGroupState, ConsumerGroupTopicPartitions, TopicPartition
+    topic, group, simple = _topic(cluster), unique("g"), unique("simple")
+    admin = _admin(cluster)
+    alter = admin.alter_consumer_group_offsets(
+        [ConsumerGroupTopicPartitions(simple, [TopicPartition(topic, 0, 3), TopicPartition(topic, 1, 4)])])
+    alter[simple].result(30)
+    listed = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(simple)])[simple].result(30)
+    assert sorted((tp.partition, tp.offset) for tp in listed.topic_partitions) == [(0, 3), (1, 4)]
+    c = _stable_consumer(cluster, group, topic)
+    listing = admin.list_consumer_groups(request_timeout=10).result()
+    states = {g.group_id: g.state for g in listing.valid}
+    assert states[group] == ConsumerGroupState.STABLE and states[simple] == ConsumerGroupState.EMPTY
+    only_stable = admin.list_consumer_groups(request_timeout=10, states={ConsumerGroupState.STABLE}).result()
+    assert group in {g.group_id for g in only_stable.valid} and simple not in {g.group_id for g in only_stable.valid}
+    described = admin.describe_consumer_groups([group], request_timeout=10)[group].result()
+    assert described.state == ConsumerGroupState.STABLE and described.partition_assignor == "range"
+    [member] = described.members
+    assert sorted(tp.partition for tp in member.assignment.topic_partitions) == [0, 1]
+    with pytest.raises(Exception, match="NON_EMPTY_GROUP|not empty"):
+        admin.delete_consumer_groups([group], request_timeout=10)[group].result()
+    c.close()
+    admin.delete_consumer_groups([group, simple], request_timeout=10)[simple].result()
+    wait_for(lambda: not {group, simple} & {g.group_id for g in admin.list_consumer_groups().result().valid},
+             10, 0.2, "deleted groups gone")
+    after = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(simple)])[simple].result(30)
+    assert after.topic_partitions == [] or all(tp.offset < 0 for tp in after.topic_partitions)
+
+
+def test_group_metrics_and_consumer_lag(cluster):
+    from confluent_kafka import Producer, TopicPartition
+    topic, group = _topic(cluster, 1), unique("g")
+    producer = Producer({"bootstrap.servers": cluster.bootstrap})
+    for i in range(10):
+        producer.produce(topic, b"x", partition=0)
+    producer.flush(30)
+    c = _stable_consumer(cluster, group, topic)
+    c.commit(offsets=[TopicPartition(topic, 0, 4)], asynchronous=False)
+    admin = _admin(cluster)  # kept alive until its future resolves
+    coordinator = admin.describe_consumer_groups([group], request_timeout=10)[group].result().coordinator.id
+    port = cluster.brokers[coordinator].metrics_port
+    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+    assert f'fauxka_consumer_lag{{group="{group}",partition="0",topic="{topic}"}} 6.0' in text
+    assert f'fauxka_group_members{{group="{group}"}} 1.0' in text
+    assert 'fauxka_groups{state="Stable"}' in text and "fauxka_group_offset_commits_total" in text
+    c.close()
+
+
+def test_static_member_restart_causes_no_rebalance(cluster):
+    topic, group = _topic(cluster), unique("g")
+    first = _stable_consumer(cluster, group, topic, **{"group.instance.id": "static-1", "session.timeout.ms": 10000})
+    admin = _admin(cluster)
+    before = admin.describe_consumer_groups([group])[group].result()
+    first.close()  # a static member does not send LeaveGroup: the group stays Stable
+    after_close = admin.describe_consumer_groups([group])[group].result()
+    assert len(after_close.members) == 1
+    second = _stable_consumer(cluster, group, topic, **{"group.instance.id": "static-1", "session.timeout.ms": 10000})
+    after = admin.describe_consumer_groups([group])[group].result()
+    assert after.members[0].group_instance_id == "static-1"
+    assert after.members[0].member_id != before.members[0].member_id
+    second.close()
+
+
+def test_aiokafka_group_consumer(cluster):
+    import asyncio
+
+    from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+    topic, group = _topic(cluster, 1), unique("g")
+
+    async def body():
+        producer = AIOKafkaProducer(bootstrap_servers=cluster.bootstrap)
+        await producer.start()
+        for i in range(5):
+            await producer.send_and_wait(topic, f"m{i}".encode(), partition=0)
+        await producer.stop()
+        consumer = AIOKafkaConsumer(topic, bootstrap_servers=cluster.bootstrap, group_id=group,
+                                    auto_offset_reset="earliest", enable_auto_commit=False)
+        await consumer.start()
+        try:
+            got = []
+            async with asyncio.timeout(30):
+                while len(got) < 5:
+                    batch = await consumer.getmany(timeout_ms=500)
+                    for msgs in batch.values():
+                        got.extend(msgs)
+            await consumer.commit()
+            assert await consumer.committed(TopicPartition(topic, 0)) == 5
+        finally:
+            await consumer.stop()
+    asyncio.run(body())
+
+
+@pytest.mark.skipif(shutil.which("kcat") is None, reason="kcat not installed")
+def test_kcat_balanced_consumer(cluster):
+    from confluent_kafka import Producer
+    topic, group = _topic(cluster, 1), unique("g")
+    producer = Producer({"bootstrap.servers": cluster.bootstrap})
+    for i in range(3):
+        producer.produce(topic, f"kc{i}".encode(), partition=0)
+    producer.flush(30)
+    out = subprocess.run(["kcat", "-b", cluster.bootstrap, "-G", group, "-o", "beginning", "-c", "3", "-e",
+                          "-X", "enable.partition.eof=true", topic], capture_output=True, timeout=60, text=True)
+    assert out.stdout.split() == ["kc0", "kc1", "kc2"], out.stderr
