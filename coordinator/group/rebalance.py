@@ -167,12 +167,13 @@ class RebalanceCore:
                                           rebalance_timeout_ms)
         member = Member(member_id, instance_id, client_id, client_host, rebalance_timeout_ms, session_timeout_ms,
                         protocol_type, list(protocols), is_new=True, join_future=loop.create_future())
+        future = member.join_future  # the join may complete before we await it (set to None then)
         group.add(member)
         group.new_member_added = True
         self._schedule_heartbeat(group, member)
         self._maybe_prepare_rebalance(group)
         self._try_complete_join(group)
-        return await member.join_future
+        return await future
 
     def _check_member(self, group: Group, member_id: str, instance_id: str | None) -> ErrorCode | None:
         """Kafka's validateCurrentMember: static fencing first, then the member id."""

@@ -234,3 +234,20 @@ def test_initial_rebalance_delay_gathers_joiners(delay):
         assert a.generation == b.generation == 1  # one rebalance for both
         gc.close()
     run(body())
+
+
+def test_a_pending_member_completing_the_join_phase_gets_its_answer():
+    async def body():
+        gc, _ = make()
+        a = await join_new(gc)
+        await gc.sync("g", 1, a.member_id, None, None, None, {})
+        pending = await join(gc)  # KIP-394: an id handed out; the join phase waits for it
+        assert pending.error == ErrorCode.member_id_required
+        a_rejoin = asyncio.create_task(join(gc, a.member_id, protocols=[("range", b"changed")]))
+        await asyncio.sleep(0.01)
+        assert gc.describe("g").state == "PreparingRebalance" and not a_rejoin.done()
+        b = await join(gc, pending.member_id)  # the last one: completes the phase at once
+        assert b.error == ErrorCode.none and b.generation == 2
+        assert (await a_rejoin).generation == 2
+        gc.close()
+    run(body())
