@@ -22,7 +22,8 @@ from .group.coordinator import GroupCoordinator
 from .group.partitioner import partition_for
 
 GROUP_METADATA_TOPIC = "__consumer_offsets"
-GROUP_ROLE = "group_coordinator"  # broker.protocol.api_table.Role.GROUP_COORDINATOR.value
+GROUP_ROLE = "group_coordinator"
+_MAX_BATCH_BYTES = 512 * 1024  # well below __consumer_offsets' max.message.bytes (1 MB)  # broker.protocol.api_table.Role.GROUP_COORDINATOR.value
 
 
 class PartitionHost(Protocol):
@@ -65,6 +66,8 @@ class CoordinatorRuntime:
         self._log = log
         self._tasks: dict[int, asyncio.Task] = {}
         self._expiry: asyncio.Task | None = None
+        self._queues: dict[int, list[tuple[list, asyncio.Future]]] = {}  # appends waiting for the next batch
+        self._flushers: dict[int, asyncio.Task] = {}
         self.load_times_ms: list[float] = []
 
     # --- dispatch ------------------------------------------------------------------------------------
@@ -145,11 +148,46 @@ class CoordinatorRuntime:
 
     # --- appends -------------------------------------------------------------------------------------
     async def append(self, group_id: str, records: list[tuple[bytes, bytes | None]]) -> ErrorCode:
+        """Queue the records for the group's partition; appends that arrive while one is being
+        replicated go out together in the next batch (as Kafka 3.9's CoordinatorRuntime batches
+        writes), so many concurrent commits cost one acks=all round trip, not one each."""
         partition = self.partition_of(group_id)
         state = self.partitions.get(partition)
         if state is None or self.host.leader_epoch(GROUP_METADATA_TOPIC, partition) != state[1]:
             return ErrorCode.not_leader_or_follower
-        return await self.host.append(GROUP_METADATA_TOPIC, partition, records, self.commit_timeout_ms)
+        future = asyncio.get_running_loop().create_future()
+        self._queues.setdefault(partition, []).append((records, future))
+        if partition not in self._flushers:
+            task = asyncio.get_running_loop().create_task(self._flush(partition), name=f"offsets-append-{partition}")
+            self._flushers[partition] = task
+        return await future
+
+    async def _flush(self, partition: int) -> None:
+        pending: list = []
+        try:
+            while self._queues.get(partition):
+                queue = self._queues[partition]
+                size, take = 0, 0
+                while take < len(queue) and (take == 0 or size < _MAX_BATCH_BYTES):
+                    size += sum(len(k) + len(v or b"") for k, v in queue[take][0])
+                    take += 1
+                pending, self._queues[partition] = queue[:take], queue[take:]
+                records = [r for recs, _ in pending for r in recs]
+                try:
+                    code = await self.host.append(GROUP_METADATA_TOPIC, partition, records, self.commit_timeout_ms)
+                except Exception as exc:  # answered as Kafka answers an unexpected append failure
+                    if self._log is not None:
+                        self._log.exception("offsets append failed", partition=partition, error=repr(exc))
+                    code = ErrorCode.unknown_server_error
+                for _, future in pending:
+                    if not future.done():
+                        future.set_result(code)
+                pending = []
+        finally:
+            for _, future in pending + self._queues.pop(partition, []):
+                if not future.done():
+                    future.set_result(ErrorCode.not_leader_or_follower)
+            self._flushers.pop(partition, None)
 
     # --- life cycle ----------------------------------------------------------------------------------
     def start(self, retention_check_ms: int) -> None:
@@ -166,7 +204,7 @@ class CoordinatorRuntime:
                     self._log.exception("offset expiry failed", error=repr(exc))
 
     async def close(self) -> None:
-        tasks = list(self._tasks.values()) + ([self._expiry] if self._expiry is not None else [])
+        tasks = [*self._tasks.values(), *self._flushers.values(), *([self._expiry] if self._expiry is not None else [])]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
