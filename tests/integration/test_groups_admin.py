@@ -77,8 +77,11 @@ def test_group_metrics_and_consumer_lag(cluster):
     admin = _admin(cluster)  # kept alive until its future resolves
     coordinator = admin.describe_consumer_groups([group], request_timeout=10)[group].result().coordinator.id
     port = cluster.brokers[coordinator].metrics_port
-    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
-    assert f'fauxka_consumer_lag{{group="{group}",partition="0",topic="{topic}"}} 6.0' in text
+    def scrape() -> str:
+        return urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+    lag = f'fauxka_consumer_lag{{group="{group}",partition="0",topic="{topic}"}} 6.0'
+    wait_for(lambda: lag in scrape(), 10, 0.2, "the lag (a follower replica learns the high watermark late)")
+    text = scrape()
     assert f'fauxka_group_members{{group="{group}"}} 1.0' in text
     assert 'fauxka_groups{state="Stable"}' in text and "fauxka_group_offset_commits_total" in text
     c.close()
