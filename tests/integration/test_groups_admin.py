@@ -87,6 +87,12 @@ def test_group_metrics_and_consumer_lag(cluster):
     c.close()
 
 
+def _rebalances(port: int) -> float:
+    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+    return float(next(line.split()[1] for line in text.splitlines()
+                      if line.startswith("fauxka_group_rebalances_total")))
+
+
 def test_static_member_restart_causes_no_rebalance(cluster):
     topic, group = _topic(cluster), unique("g")
     first = _stable_consumer(cluster, group, topic, **{"group.instance.id": "static-1", "session.timeout.ms": 10000})
@@ -95,7 +101,10 @@ def test_static_member_restart_causes_no_rebalance(cluster):
     first.close()  # a static member does not send LeaveGroup: the group stays Stable
     after_close = admin.describe_consumer_groups([group])[group].result()
     assert len(after_close.members) == 1
+    port = cluster.brokers[before.coordinator.id].metrics_port
+    rebalances = _rebalances(port)
     second = _stable_consumer(cluster, group, topic, **{"group.instance.id": "static-1", "session.timeout.ms": 10000})
+    assert _rebalances(port) == rebalances  # KIP-345: the same assignment handed back, no rebalance
     after = admin.describe_consumer_groups([group])[group].result()
     assert after.members[0].group_instance_id == "static-1"
     assert after.members[0].member_id != before.members[0].member_id
@@ -142,3 +151,36 @@ def test_kcat_balanced_consumer(cluster):
     out = subprocess.run(["kcat", "-b", cluster.bootstrap, "-G", group, "-o", "beginning", "-c", "3", "-e",
                           "-X", "enable.partition.eof=true", topic], capture_output=True, timeout=60, text=True)
     assert out.stdout.split() == ["kc0", "kc1", "kc2"], out.stderr
+
+
+def test_kafka_python_admin_alters_deletes_offsets_and_removes_members(cluster):
+    from kafka import TopicPartition
+    from kafka.admin import KafkaAdminClient, MemberToRemove
+    from kafka.errors import CoordinatorNotAvailableError, GroupSubscribedToTopicError, NoError
+    from kafka.structs import OffsetAndMetadata
+    topic, group = _topic(cluster), unique("g")
+    admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap)
+    try:
+        def alter() -> bool:  # Kafka too answers COORDINATOR_NOT_AVAILABLE while __consumer_offsets is created
+            try:
+                admin.alter_group_offsets(group, {TopicPartition(topic, 0): OffsetAndMetadata(5, "m", -1),
+                                                  TopicPartition(topic, 1): OffsetAndMetadata(6, "", -1)})
+                return True
+            except CoordinatorNotAvailableError:
+                return False
+        wait_for(alter, 30, 0.5, "the group's coordinator")
+        offsets = admin.list_group_offsets({group: None, "other-" + group: None})[group]  # OffsetFetch v8: 2 groups
+        assert {tp.partition: o.offset for tp, o in offsets.items()} == {0: 5, 1: 6}
+        assert offsets[TopicPartition(topic, 0)].metadata == "m"
+        deleted = admin.delete_group_offsets(group, [TopicPartition(topic, 0)])
+        assert deleted == {TopicPartition(topic, 0): NoError}
+        assert {tp.partition for tp in admin.list_group_offsets(group)[group]} == {1}
+        c = _stable_consumer(cluster, group, topic, **{"group.instance.id": "kp-static"})
+        refused = admin.delete_group_offsets(group, [TopicPartition(topic, 1)])
+        assert refused == {TopicPartition(topic, 1): GroupSubscribedToTopicError}
+        admin.remove_group_members(group, [MemberToRemove(group_instance_id="kp-static")])
+        wait_for(lambda: admin.describe_groups([group])[group]["group_state"] in ("Empty", "PreparingRebalance"),
+                 10, 0.2, "the static member removed")
+        c.close()
+    finally:
+        admin.close()
