@@ -8,6 +8,7 @@ __consumer_offsets on first need, as Kafka's FindCoordinator does (AutoTopicCrea
 the internal topic's configs).
 """
 
+import time
 from typing import TYPE_CHECKING, Iterable
 
 from coordinator.group.config import GroupConfig
@@ -52,7 +53,6 @@ class ReplicaHost:
         return
 
     async def append(self, topic: str, partition: int, records, timeout_ms: int) -> ErrorCode:
-        import time  # noqa: PLC0415
         now = int(time.time() * 1000)
         batch = bytes(build([Record(i, now, k, v, []) for i, (k, v) in enumerate(records)], 0))
         results = await self._replicas.append_records({(topic, partition): batch}, -1, timeout_ms)
@@ -63,7 +63,7 @@ class Coordinators:
     def __init__(self, broker: "Broker"):
         self._broker = broker
         config = broker.config
-        self.config = GroupConfig.from_broker(lambda key, default: config[key])
+        self.config = GroupConfig.from_broker(config.__getitem__)
         self.metrics = GroupMetrics(broker.metrics.registry, self)
         self.runtime = CoordinatorRuntime(ReplicaHost(broker), self.config, config["offsets.topic.num.partitions"],
                                           log=broker.log.bind(component="groups"),

@@ -15,13 +15,13 @@ class GroupConfig:
 
     @classmethod
     def from_broker(cls, get) -> "GroupConfig":
-        """From a broker config lookup `get(key, default)`."""
+        """From a broker config lookup `get(key)` (model/broker_keys.py holds the keys and defaults)."""
         return cls(
-            min_session_timeout_ms=int(get("group.min.session.timeout.ms", 6000)),
-            max_session_timeout_ms=int(get("group.max.session.timeout.ms", 1_800_000)),
-            initial_rebalance_delay_ms=int(get("group.initial.rebalance.delay.ms", 3000)),
-            max_size=int(get("group.max.size", 2**31 - 1)),
-            offset_metadata_max_bytes=int(get("offset.metadata.max.bytes", 4096)),
-            offsets_retention_ms=int(get("offsets.retention.minutes", 10080)) * 60_000,
-            offsets_retention_check_interval_ms=int(get("offsets.retention.check.interval.ms", 600_000)),
+            min_session_timeout_ms=get("group.min.session.timeout.ms"),
+            max_session_timeout_ms=get("group.max.session.timeout.ms"),
+            initial_rebalance_delay_ms=get("group.initial.rebalance.delay.ms"),
+            max_size=get("group.max.size"),
+            offset_metadata_max_bytes=get("offset.metadata.max.bytes"),
+            offsets_retention_ms=get("offsets.retention.minutes") * 60_000,
+            offsets_retention_check_interval_ms=get("offsets.retention.check.interval.ms"),
         )

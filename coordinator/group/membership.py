@@ -4,7 +4,7 @@ import asyncio
 
 from model.errors import ErrorCode
 
-from .rebalance import RebalanceCore, SyncResult
+from .rebalance import RebalanceCore, SyncResult, now_ms
 from .state import Group, GroupState
 
 
@@ -60,11 +60,7 @@ class GroupMembership(RebalanceCore):
             return
         for m in group.members.values():
             self._complete_sync(m, SyncResult(ErrorCode.none, m.assignment, group.protocol_type, group.protocol))
-        group.transition(GroupState.STABLE, self._now())
-
-    def _now(self) -> int:
-        from .rebalance import now_ms  # noqa: PLC0415
-        return now_ms()
+        group.transition(GroupState.STABLE, now_ms())
 
     # --- Heartbeat ----------------------------------------------------------------------------------
     def heartbeat(self, group_id: str, member_id: str, instance_id: str | None, generation: int) -> ErrorCode:

@@ -17,7 +17,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
-from model.errors import ErrorCode, KafkaError
+from model.errors import ErrorCode
 
 from .config import GroupConfig
 from .records import GroupKey, encode_group_value, encode_key
@@ -385,9 +385,3 @@ class RebalanceCore:
         value = encode_group_value(group.to_record(now_ms()))
         code = await self.log.append(group.group_id, [(encode_key(GroupKey(group.group_id)), value)])
         return store_error(code)
-
-    def require_group(self, group_id: str) -> Group:
-        group = self.groups.get(group_id)
-        if group is None:
-            raise KafkaError(ErrorCode.unknown_member_id)
-        return group

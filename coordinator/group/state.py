@@ -11,6 +11,7 @@ import enum
 from dataclasses import dataclass, field
 
 from .records import GroupValue, MemberValue, OffsetValue
+from .subscriptions import topics_of
 
 
 class GroupState(enum.Enum):
@@ -173,7 +174,6 @@ class Group:
         """Topics the consumer members subscribe to (ConsumerProtocol), None when unknown."""
         if self.protocol_type != "consumer" or self.protocol is None:
             return None
-        from .subscriptions import topics_of  # noqa: PLC0415 (small, keeps this file plain data)
         topics: set[str] = set()
         for m in self.members.values():
             found = topics_of(m.metadata(self.protocol))
