@@ -8,6 +8,7 @@ __consumer_offsets on first need, as Kafka's FindCoordinator does (AutoTopicCrea
 the internal topic's configs).
 """
 
+import asyncio
 import time
 from typing import TYPE_CHECKING, Iterable
 
@@ -70,6 +71,7 @@ class Coordinators:
                                           commit_timeout_ms=config["offsets.commit.timeout.ms"], metrics=self.metrics)
         self.groups = self.runtime.groups
         self._unsubscribe = None
+        self._tasks: set[asyncio.Task] = set()
 
     def start(self) -> None:
         """After the replica manager started (its cache listener runs before ours)."""
@@ -83,7 +85,15 @@ class Coordinators:
     async def stop(self) -> None:
         if self._unsubscribe is not None:
             self._unsubscribe()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
         await self.runtime.close()
+
+    def _spawn(self, coro) -> None:
+        task = asyncio.get_running_loop().create_task(coro, name="group-offsets-of-deleted-topic")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     def owns(self, role, key: str) -> bool:
         return self.runtime.owns(role, key)
@@ -112,7 +122,7 @@ class Coordinators:
                     if t == topic:
                         self._apply(index)
             elif topic not in self._broker.cache.topics:
-                self.groups.remove_topic_offsets(topic)  # deleting a topic removes its offsets
+                self._spawn(self.groups.remove_topic_offsets(topic))  # deleting a topic removes its offsets
 
     def _apply(self, index: int) -> None:
         p = self._broker.replicas.partitions.get((GROUP_METADATA_TOPIC, index))

@@ -202,11 +202,20 @@ class GroupCoordinator(GroupMembership):
                 del self.groups[group.group_id]
         return removed
 
-    def remove_topic_offsets(self, topic: str) -> None:
-        """A deleted topic's offsets go (Kafka's handleDeletedPartitions; its tombstones follow on expiry)."""
-        for group in self.groups.values():
-            for tp in [tp for tp in group.offsets if tp[0] == topic]:
-                del group.offsets[tp]
+    async def remove_topic_offsets(self, topic: str) -> int:
+        """A deleted topic's offsets go, with tombstones (GroupMetadataManager.handleDeletedPartitions)."""
+        removed = 0
+        for group in list(self.groups.values()):
+            doomed = [tp for tp in group.offsets if tp[0] == topic]
+            if not doomed:
+                continue
+            code = await self.log.append(group.group_id, [(encode_key(OffsetKey(group.group_id, t, p)), None)
+                                                          for t, p in doomed])
+            if code == ErrorCode.none:
+                for tp in doomed:
+                    group.offsets.pop(tp, None)
+                removed += len(doomed)
+        return removed
 
     # --- loading ------------------------------------------------------------------------------------
     def replay(self, key: bytes | None, value: bytes | None) -> None:

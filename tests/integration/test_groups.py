@@ -4,7 +4,8 @@ hands its partitions over."""
 
 import time
 
-from tests.admin_helpers import create_topics, topic_spec, unique
+from tests.admin_helpers import create_topics, delete_topics, topic_spec, unique
+from tests.harness import wait_for
 
 PARTITIONS = 4
 
@@ -105,3 +106,59 @@ def test_kafka_python_group_consumer_commits(cluster):
     resumed = KafkaConsumer(bootstrap_servers=cluster.bootstrap, group_id=group, enable_auto_commit=False)
     assert resumed.committed(TopicPartition(topic, 1)) == 5
     resumed.close()
+
+
+KILLED_CONSUMER = """
+import sys, time
+from confluent_kafka import Consumer
+c = Consumer({"bootstrap.servers": sys.argv[1], "group.id": sys.argv[2], "session.timeout.ms": 6000,
+              "heartbeat.interval.ms": 500, "enable.auto.commit": False})
+c.subscribe([sys.argv[3]])
+while True:
+    c.poll(0.2)
+    if c.assignment():
+        print("assigned", flush=True)
+"""
+
+
+def test_a_killed_consumers_partitions_move_within_the_session_timeout(cluster):
+    import signal
+    import subprocess
+    import sys
+    topic, group = _topic(cluster), unique("g")
+    victim = subprocess.Popen([sys.executable, "-c", KILLED_CONSUMER, cluster.bootstrap, group, topic],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert victim.stdout.readline().strip() == "assigned"
+        survivor = _consumer(cluster, group)
+        survivor.subscribe([topic])
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and len(survivor.assignment()) != PARTITIONS // 2:
+            survivor.poll(0.2)
+        assert len(survivor.assignment()) == PARTITIONS // 2
+        victim.send_signal(signal.SIGKILL)  # no LeaveGroup: the coordinator notices the silent session
+        killed = time.monotonic()
+        while time.monotonic() - killed < 20 and len(survivor.assignment()) != PARTITIONS:
+            survivor.poll(0.2)
+        assert len(survivor.assignment()) == PARTITIONS
+        assert 5 < time.monotonic() - killed < 6 + 4  # the 6 s session timeout, plus a heartbeat and a rejoin
+        survivor.close()
+    finally:
+        victim.kill()
+        victim.wait(5)
+
+
+def test_deleting_a_topic_removes_its_committed_offsets(cluster):
+    from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
+    from confluent_kafka.admin import AdminClient
+    topic, group = _topic(cluster, 1), unique("g")
+    c = _consumer(cluster, group)
+    c.commit(offsets=[TopicPartition(topic, 0, 3)], asynchronous=False)
+    c.close()
+    delete_topics(cluster.controller_address(), [topic])
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+
+    def gone() -> bool:
+        listed = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)])[group].result(10)
+        return not listed.topic_partitions
+    wait_for(gone, 15, 0.2, "the deleted topic's offsets removed")

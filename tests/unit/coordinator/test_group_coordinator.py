@@ -251,3 +251,14 @@ def test_a_pending_member_completing_the_join_phase_gets_its_answer():
         assert (await a_rejoin).generation == 2
         gc.close()
     run(body())
+
+
+def test_a_deleted_topics_offsets_go_with_tombstones():
+    async def body():
+        gc, log = make()
+        await gc.commit_offsets("s", "", None, -1, {("t", 0): OffsetRequest(1), ("u", 0): OffsetRequest(2)})
+        assert await gc.remove_topic_offsets("t") == 1
+        assert set(gc.fetch_offsets("s", None)) == {("u", 0)}
+        assert log.records[-1][1] is None and decode_key(log.records[-1][0]).topic == "t"
+        gc.close()
+    run(body())
