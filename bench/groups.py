@@ -143,7 +143,7 @@ async def measure(ports: dict[int, int], rounds: int, seconds: float) -> dict:
     for n in (2, 8, 32):
         samples = [await rebalance_ms(ports, n, f"bench-rebalance-{n}-{r}-{time.time_ns()}") for r in range(rounds)]
         out[f"rebalance_ms_n{n}"] = statistics.median(samples)
-    for c in (1, 16):
+    for c in (1, 16, 64):
         out[f"commits_per_s_c{c}"] = await commits_per_s(ports, c, seconds)
     return out
 
