@@ -35,7 +35,7 @@ class GroupMetrics:
         return []
 
     def collect(self):
-        groups = self._coordinators.groups.groups
+        groups = dict(self._coordinators.groups.groups)  # scraped from the metrics thread: copies
         by_state = GaugeMetricFamily("fauxka_groups", "Groups this broker coordinates, by state", labels=["state"])
         counts = dict.fromkeys(_STATES, 0)
         for g in groups.values():
@@ -52,8 +52,9 @@ class GroupMetrics:
         total = 0
         for g in groups.values():
             members.add_metric([g.group_id], len(g.members))
-            total += len(g.offsets)
-            for (topic, index), committed in g.offsets.items():
+            offsets_of = dict(g.offsets)
+            total += len(offsets_of)
+            for (topic, index), committed in offsets_of.items():
                 p = replicas.get((topic, index))
                 if p is not None:
                     lag.add_metric([g.group_id, topic, str(index)], max(p.log.high_watermark - committed.offset, 0))
@@ -63,7 +64,7 @@ class GroupMetrics:
         yield lag
         loading = GaugeMetricFamily("fauxka_group_partitions", "__consumer_offsets partitions coordinated here",
                                     labels=["state"])
-        parts = self._coordinators.runtime.partitions.values()
+        parts = list(self._coordinators.runtime.partitions.values())
         for state in ("loading", "active"):
             loading.add_metric([state], sum(1 for s, _ in parts if s.value == state))
         yield loading

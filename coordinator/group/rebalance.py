@@ -94,6 +94,7 @@ class RebalanceCore:
                 self._complete_sync(member, SyncResult(ErrorCode.not_coordinator))
             for key in [k for k in self._timers if k[1] == group_id]:
                 self._timers.pop(key).cancel()
+            self._join_extra.pop(group_id, None)
 
     def _spawn(self, coro) -> None:
         task = asyncio.get_running_loop().create_task(coro)
