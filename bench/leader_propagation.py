@@ -7,7 +7,10 @@ kept connections until its ISR shows the change. The controller's ZooKeeper writ
 between sending the request (t0) and its answer (t1); a broker that shows it at t2 learned it
 at most t2 - t0 and at least t2 - t1 after the write.
 
-    .venv/bin/python -m bench.leader_propagation [--rounds 30]
+    .venv/bin/python -m bench.leader_propagation [--rounds 30] [--mass 3000]
+
+--mass N also changes the ISR of N partitions in one AlterPartition (as a broker loss changes
+every partition it held) and reports when the other brokers show all of them.
 """
 
 import argparse
@@ -82,12 +85,58 @@ async def measure(ports: dict[int, int], rounds: int) -> dict[int, list[tuple[fl
             await conn.close()
 
 
+async def mass_change(ports: dict[int, int], count: int) -> dict[int, float]:
+    """One AlterPartition shrinking the ISR of `count` partitions: seconds from its answer until
+    each other broker's Metadata shows every one of them."""
+    controller = await controller_of(next(iter(ports.values())))
+    conns = {b: await KafkaConnection.open("127.0.0.1", port, 5) for b, port in ports.items()}
+    topic = f"{TOPIC}-mass"
+    request = build(request_schema(3, 12), {"topics": [{"name": topic, "topic_id": None}],
+                                            "allow_auto_topic_creation": False,
+                                            "include_topic_authorized_operations": False})
+    try:
+        await conns[controller].send(build(request_schema(19, 7), {
+            "topics": [{"name": topic, "num_partitions": count, "replication_factor": 3, "assignments": [],
+                        "configs": []}], "timeout": 60000, "validate_only": False}), 90)
+        others = [b for b in conns if b != controller]
+        for b in others:
+            while len((await conns[b].send(request, 30)).topics[0].partitions) < count:
+                await asyncio.sleep(0.1)
+        (t,) = (await conns[controller].send(request, 30)).topics
+        by_leader: dict[int, list] = {}
+        for p in t.partitions:
+            by_leader.setdefault(p.leader_id, []).append(p)
+        started = time.perf_counter()
+        for leader, parts in by_leader.items():  # each leader sends its own AlterPartition
+            response = await conns[controller].send(build(request_schema(56, 3), {
+                "broker_id": leader, "broker_epoch": -1, "topics": [{"topic_id": t.topic_id, "partitions": [{
+                    "partition_index": p.partition_index, "leader_epoch": p.leader_epoch, "partition_epoch": 0,
+                    "new_isr_with_epochs": [{"broker_id": leader, "broker_epoch": -1}],
+                    "leader_recovery_state": 0} for p in parts]}]}), 60)
+            assert all(int(r.error_code) == 0 for r in response.topics[0].partitions), "AlterPartition failed"
+        written = time.perf_counter()
+        print(f"controller wrote {count} ISR changes in {written - started:.2f}s")
+        seen = {}
+        for b in others:
+            while not all(len(p.isr_nodes) == 1 for p in (await conns[b].send(request, 30)).topics[0].partitions):
+                await asyncio.sleep(0.05)
+            seen[b] = time.perf_counter() - written
+        return seen
+    finally:
+        for conn in conns.values():
+            await conn.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=30)
+    parser.add_argument("--mass", type=int, default=0)
     args = parser.parse_args()
     with local_cluster(3) as cluster:
         samples = asyncio.run(measure(cluster.ports, args.rounds))
+        if args.mass:
+            for broker, seconds in asyncio.run(mass_change(cluster.ports, args.mass)).items():
+                print(f"broker {broker}: showed all {args.mass} changes {seconds * 1000:.0f} ms after the last write")
     for broker, values in samples.items():
         lower = sorted(v[0] for v in values)
         upper = sorted(v[1] for v in values)

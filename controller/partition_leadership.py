@@ -24,6 +24,7 @@ from zkstore.store import Op
 from . import leader_election as le
 
 ATTEMPTS = 5  # a write that lost a race on a partition epoch re-reads it and tries again
+MAX_OPS = 1000  # partition state sets per multi-op (about 150 bytes each; ZooKeeper takes 1 MB)
 PREFERRED_STRATEGY = "PreferredReplicaPartitionLeaderElectionStrategy"
 UNCLEAN_STRATEGY = "OfflinePartitionLeaderElectionStrategy(true)"
 
@@ -37,7 +38,9 @@ class PartitionLeadership:
         self._config = config
         self._log = log.bind(component="leadership")
         self._lock = asyncio.Lock()
-        self.shutting_down: set[int] = set()
+        # ControllerContext.shuttingDownBrokerIds, with the broker epoch (registration czxid) of the
+        # request: a broker that registered again since (a bounce) is not shutting down any more.
+        self._shutting_down: dict[int, int] = {}
         self._known_live: set[int] = set()
         self._wake = asyncio.Event()
         self._tasks: list[asyncio.Task] = []
@@ -46,7 +49,7 @@ class PartitionLeadership:
     # --- life cycle ------------------------------------------------------------------
 
     def start(self) -> None:
-        self.shutting_down.clear()
+        self._shutting_down.clear()
         self._known_live = set(self._cache.brokers)
         self._unsubscribe = self._cache.subscribe(self._on_cache_event)
         loop = asyncio.get_running_loop()
@@ -72,6 +75,12 @@ class PartitionLeadership:
     def _on_cache_event(self, event: tuple) -> None:
         if event[0] == "broker":
             self._wake.set()
+
+    @property
+    def shutting_down(self) -> set[int]:
+        """Registered brokers whose controlled shutdown this controller has started."""
+        epochs = self._cache.broker_epochs
+        return {b for b, epoch in self._shutting_down.items() if b in self._cache.brokers and epochs.get(b) == epoch}
 
     @property
     def live(self) -> set[int]:
@@ -100,21 +109,30 @@ class PartitionLeadership:
 
     # --- broker failure and startup ---------------------------------------------------
 
+    async def _guarded(self, action, what: str) -> bool | None:
+        """Run one pass of a background task: True when done, None when it should be retried
+        (ZooKeeper unreachable, or a bug that must not end the task for good), False when this
+        broker is no longer controller."""
+        try:
+            await action()
+            return True
+        except ControllerMoved:
+            return False
+        except ZkUnavailable as exc:
+            self._log.warning(f"{what} interrupted", error=str(exc))
+        except Exception as exc:
+            self._log.exception(f"{what} failed", error=repr(exc))
+        return None
+
     async def _reconcile_loop(self) -> None:
         while True:
             await self._wake.wait()
             self._wake.clear()
-            try:
-                await self.reconcile()
-            except ControllerMoved:
+            outcome = await self._guarded(self.reconcile, "leader election")
+            if outcome is False:
                 return
-            except ZkUnavailable as exc:
-                self._log.warning("leader election interrupted", error=str(exc))
+            if outcome is None:
                 await asyncio.sleep(0.5)
-                self._wake.set()
-            except Exception as exc:  # a bug must not end leader election for good
-                self._log.exception("leader election failed", error=repr(exc))
-                await asyncio.sleep(1.0)
                 self._wake.set()
 
     async def reconcile(self) -> None:
@@ -124,22 +142,22 @@ class PartitionLeadership:
         async with self._lock:
             registered = set(self._cache.brokers)
             gone = self._known_live - registered
-            self.shutting_down -= gone | (registered - self._known_live)  # failed, or registered anew
+            for broker in set(self._shutting_down) - self.shutting_down:  # gone, or registered anew
+                del self._shutting_down[broker]
             self._known_live = registered
             if gone:
                 self._log.info("brokers lost", brokers=sorted(gone))
             await self._write_computed(None, self._offline_plan)
 
     def _offline_plan(self, partitions: list[le.Partition]) -> dict[tuple[str, int], zp.PartitionState]:
-        live, epoch = self.live, self._admin.election.epoch
+        live, epoch, stopping = self.live, self._admin.election.epoch, self.shutting_down
         registered = set(self._cache.brokers)
         plan = {}
         for p in partitions:
             if p.topic in self._cache.deleting:
                 continue  # onReplicasBecomeOffline leaves topics queued for deletion alone
             state = p.state
-            if le.needs_offline_election(p, live) and not (state.leader in registered and state.leader in
-                                                           self.shutting_down):
+            if le.needs_offline_election(p, live) and state.leader not in stopping:
                 new = le.elect_offline(p, live, self._unclean(p.topic), epoch)
                 if new is None and state.leader != le.NO_LEADER:
                     new = le.without_replica(state, state.leader, epoch) or le.bumped(state, le.NO_LEADER,
@@ -169,16 +187,16 @@ class PartitionLeadership:
             if broker_epoch != -1 and broker_epoch < known:
                 raise PermissionError(f"Received controlled shutdown request from an old broker epoch "
                                       f"{broker_epoch} for broker {broker_id}. Current broker epoch is {known}.")
-            self.shutting_down.add(broker_id)
+            self._shutting_down[broker_id] = known
             self._log.info("controlled shutdown", broker=broker_id)
 
             def plan(partitions: list[le.Partition]) -> dict:
-                live, epoch, out = self.live, self._admin.election.epoch, {}
+                live, stopping, epoch, out = self.live, self.shutting_down, self._admin.election.epoch, {}
                 for p in partitions:
                     if broker_id not in p.replicas or len(p.replicas) <= 1 or p.topic in self._cache.deleting:
                         continue
                     if p.state.leader == broker_id:
-                        new = le.elect_controlled_shutdown(p, live, self.shutting_down, epoch)
+                        new = le.elect_controlled_shutdown(p, live, stopping, epoch)
                     else:
                         new = le.without_replica(p.state, broker_id, epoch)
                     if new is not None:
@@ -195,14 +213,8 @@ class PartitionLeadership:
         interval = self._config["leader.imbalance.check.interval.seconds"]
         while True:
             await asyncio.sleep(interval)
-            try:
-                await self.rebalance()
-            except ControllerMoved:
+            if await self._guarded(self.rebalance, "preferred leader rebalance") is False:
                 return
-            except ZkUnavailable as exc:
-                self._log.warning("preferred leader rebalance interrupted", error=str(exc))
-            except Exception as exc:
-                self._log.exception("preferred leader rebalance failed", error=repr(exc))
 
     async def rebalance(self) -> int:
         """checkAndTriggerAutoLeaderRebalance; the number of partitions moved."""
@@ -308,42 +320,48 @@ class PartitionLeadership:
 
     async def _write_computed(self, keys, plan) -> set[tuple[str, int]]:
         """Compute `plan(partitions)` from the cache and write it; on a stale partition epoch,
-        re-read that znode and compute again. The keys written."""
+        re-read that znode and compute again for what is not written yet. The keys written."""
         gone: set[tuple[str, int]] = set()
+        written: set[tuple[str, int]] = set()
         for _ in range(ATTEMPTS):
-            states = {k: v for k, v in plan(self._partitions(keys)).items() if k not in gone}
+            states = {k: v for k, v in plan(self._partitions(keys)).items() if k not in gone and k not in written}
             if not states:
-                return set()
+                return written
             try:
-                return await self._write(states)
+                return written | await self._write(states)
             except _Stale as stale:
+                written |= stale.written
                 if not await self._refresh(stale.key):
                     gone.add(stale.key)  # deleted meanwhile (topic deletion)
         self._log.warning("partition states kept changing under the controller")
-        return set()
+        return written
 
     async def _write(self, states: dict[tuple[str, int], zp.PartitionState]) -> set[tuple[str, int]]:
-        """KafkaZkClient.updateLeaderAndIsr in one fenced multi-op: each set expects the version the
-        state was computed from; the cache records the versions written."""
+        """KafkaZkClient.updateLeaderAndIsr as fenced multi-ops of at most MAX_OPS each (ZooKeeper's
+        1 MB request limit): each set expects the version the state was computed from; the cache
+        records the versions written. _Stale names the first partition whose version moved."""
         keys = list(states)
-        ops = [Op.set(zp.partition_state_path(t, p), zp.encode_partition_state(states[(t, p)]),
-                      states[(t, p)].zk_version) for t, p in keys]
-        try:
-            results = await self._admin.writer.write(ops)
-        except MultiFailed as failed:
-            if isinstance(failed.cause, (BadVersion, NoNode)):
-                raise _Stale(keys[failed.index]) from None
-            raise
-        except ControllerMoved as exc:
-            self._admin.election.resign(str(exc))
-            raise
-        written_at = time.time()
-        for key, stat in zip(keys, results):
-            s = states[key]
-            self._cache.record_partition_state(key[0], key[1], zp.PartitionState(
-                s.leader, s.leader_epoch, s.controller_epoch, s.isr, stat.version))
-        self._log.info("partition states written", partitions=len(keys), written_at=written_at)
-        return set(keys)
+        written: set[tuple[str, int]] = set()
+        for start in range(0, len(keys), MAX_OPS):
+            chunk = keys[start:start + MAX_OPS]
+            ops = [Op.set(zp.partition_state_path(t, p), zp.encode_partition_state(states[(t, p)]),
+                          states[(t, p)].zk_version) for t, p in chunk]
+            try:
+                results = await self._admin.writer.write(ops)
+            except MultiFailed as failed:
+                if isinstance(failed.cause, (BadVersion, NoNode)):
+                    raise _Stale(chunk[failed.index], written) from None
+                raise
+            except ControllerMoved as exc:
+                self._admin.election.resign(str(exc))
+                raise
+            for key, stat in zip(chunk, results):
+                s = states[key]
+                self._cache.record_partition_state(key[0], key[1], zp.PartitionState(
+                    s.leader, s.leader_epoch, s.controller_epoch, s.isr, stat.version))
+                written.add(key)
+        self._log.info("partition states written", partitions=len(keys), written_at=time.time())
+        return written
 
     async def _refresh(self, key: tuple[str, int]) -> bool:
         """Read a partition state the controller's cache had stale; False when it no longer exists."""
@@ -355,6 +373,6 @@ class PartitionLeadership:
 
 
 class _Stale(Exception):
-    def __init__(self, key: tuple[str, int]):
+    def __init__(self, key: tuple[str, int], written: set[tuple[str, int]]):
         super().__init__(f"partition epoch of {key} moved")
-        self.key = key
+        self.key, self.written = key, written

@@ -83,6 +83,8 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
         _key("log.retention.check.interval.ms", "int", 300000, at_least(1),
              "How often segments past retention.ms / retention.bytes / the log start offset are deleted."),
         _key("log.cleaner.backoff.ms", "int", 15000, at_least(0), "How often compacted topics are cleaned."),
+        _key("max.incremental.fetch.session.cache.slots", "int", 1000, at_least(0),
+             "Fetch sessions (KIP-227) kept; the least recently used goes when a new one is made."),
         _key("replica.high.watermark.checkpoint.interval.ms", "int", 5000, at_least(1),
              "How often high watermarks are written to replication-offset-checkpoint."),
         _key("log.dir", "string", "/tmp/kafka-logs", doc="Used when log.dirs is not set."),

@@ -31,11 +31,13 @@ CONTROL_MASK = 0x20
 CODECS = {0: "uncompressed", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
 CODEC_IDS = {name: cid for cid, name in CODECS.items()}
 
+INT32_MAX = 2147483647
 NO_PRODUCER_ID = -1
 NO_SEQUENCE = -1
 NO_TIMESTAMP = -1
 
-_LEN = struct.Struct(">qi")
+LENGTH = _LEN = struct.Struct(">qi")  # base offset, batch length
+DELTA = struct.Struct(">i")  # last offset delta, at byte 23
 _Q = struct.Struct(">q")
 _I = struct.Struct(">i")
 _CRC = struct.Struct(">I")
@@ -97,7 +99,7 @@ class BatchHeader:
         """Kafka's `DefaultRecordBatch.lastSequence` (wraps at Int32 max)."""
         if self.base_sequence == NO_SEQUENCE:
             return NO_SEQUENCE
-        return (self.base_sequence + self.last_offset_delta) % 2147483648
+        return (self.base_sequence + self.last_offset_delta) % (INT32_MAX + 1)
 
     def crc_ok(self, buf) -> bool:
         start = self.position + ATTRIBUTES_OFFSET

@@ -7,7 +7,9 @@
 
 from __future__ import annotations
 
+import base64
 import os
+import uuid
 
 
 def write_lines(path: str, entries: list[str], version: int = 0) -> None:
@@ -45,3 +47,27 @@ def write_offsets(path: str, offsets: dict[tuple[str, int], int]) -> None:
 
 def read_offsets(path: str) -> dict[tuple[str, int], int]:
     return {(t, int(p)): int(o) for t, p, o in read_lines(path, 3)}
+
+
+PARTITION_METADATA = "partition.metadata"
+
+
+def write_partition_metadata(directory: str, topic_id: uuid.UUID) -> None:
+    """`partition.metadata`: `version: 0` and the topic id as Kafka prints a Uuid (URL-safe
+    base64, no padding)."""
+    encoded = base64.urlsafe_b64encode(topic_id.bytes).decode().rstrip("=")
+    path = os.path.join(directory, PARTITION_METADATA)
+    with open(path + ".tmp", "w", encoding="utf-8") as f:
+        f.write(f"version: 0\ntopic_id: {encoded}\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(path + ".tmp", path)
+
+
+def read_partition_metadata(directory: str) -> uuid.UUID | None:
+    try:
+        with open(os.path.join(directory, PARTITION_METADATA), encoding="utf-8") as f:
+            fields = dict(line.split(": ", 1) for line in f.read().splitlines() if ": " in line)
+        return uuid.UUID(bytes=base64.urlsafe_b64decode(fields["topic_id"] + "=="))
+    except (FileNotFoundError, KeyError, ValueError):
+        return None

@@ -1,5 +1,6 @@
-"""Log compaction for cleanup.policy=compact (Kafka's `LogCleaner`, simplified): below the
-first uncleanable offset (the active segment, the last stable offset, min.compaction.lag.ms)
+"""Log compaction for cleanup.policy=compact (Kafka's `LogCleaner`, simplified): once the
+dirty share of the cleanable range reaches min.cleanable.dirty.ratio, below the first
+uncleanable offset (the active segment, the last stable offset, min.compaction.lag.ms)
 keep the latest record per key; tombstones go once older than delete.retention.ms; records
 keep their offsets; batches keep codec, producer fields and their last offset."""
 
@@ -28,8 +29,10 @@ def clean(log, now_ms: int) -> int:
     if not log.config.compact:
         return 0
     segments = _cleanable(log, now_ms)
-    if not segments or segments[-1].next_offset <= getattr(log, "cleaned_up_to", -1):
-        return 0
+    total = sum(seg.size for seg in segments)
+    dirty = sum(seg.size for seg in segments if seg.next_offset > log.cleaned_up_to)
+    if not dirty or dirty < total * log.config.min_cleanable_dirty_ratio:
+        return 0  # Kafka's min.cleanable.dirty.ratio: not worth a pass yet
     latest: dict[bytes, int] = {}
     for seg in segments:
         for h in seg.headers_from(0):
@@ -60,6 +63,8 @@ def clean(log, now_ms: int) -> int:
                 out += raw
             elif keep:
                 out += _rebuild(keep, h)
+            elif _producers_last(log, h):  # Kafka keeps it, empty, for the producer's state
+                out += _empty(h)
         seg_replace(log, seg, out)
     log.cleaned_up_to = segments[-1].next_offset
     return removed
@@ -68,6 +73,23 @@ def clean(log, now_ms: int) -> int:
 def _tombstone_expired(r, h, log, now_ms: int) -> bool:
     ts = r.timestamp if r.timestamp >= 0 else h.max_timestamp
     return ts >= 0 and now_ms - ts > log.config.delete_retention_ms
+
+
+def _producers_last(log, h: B.BatchHeader) -> bool:
+    entry = log.producers.last_entry(h.producer_id) if h.has_producer_id else None
+    return entry is not None and entry.last_offset == h.last_offset
+
+
+def _empty(h: B.BatchHeader) -> bytearray:
+    """A batch with no records that keeps the producer fields and offset range."""
+    buf = bytearray(B.HEADER_SIZE)
+    B.HEADER.pack_into(
+        buf, 0, h.base_offset, B.HEADER_SIZE - B.LOG_OVERHEAD, h.leader_epoch, 2, 0,
+        h.attributes & ~B.CODEC_MASK, h.last_offset_delta, h.first_timestamp, h.max_timestamp,
+        h.producer_id, h.producer_epoch, h.base_sequence, 0,
+    )
+    B.recompute_crc(buf, 0, len(buf))
+    return buf
 
 
 def _rebuild(keep, h: B.BatchHeader) -> bytearray:

@@ -26,6 +26,7 @@ class LogConfig:
     compression_type: str = "producer"
     index_interval_bytes: int = 4096
     min_insync_replicas: int = 1
+    min_cleanable_dirty_ratio: float = 0.5
     # KIP-937 (Kafka 3.6+): the bounds that replace difference.max.ms; both apply, tighter wins.
     message_timestamp_before_max_ms: int = LONG_MAX
     message_timestamp_after_max_ms: int = LONG_MAX
@@ -84,6 +85,9 @@ class LogConfig:
             compression_type=compression,
             index_interval_bytes=num("index.interval.bytes", d.index_interval_bytes),
             min_insync_replicas=num("min.insync.replicas", d.min_insync_replicas),
+            min_cleanable_dirty_ratio=float(
+                values.get("min.cleanable.dirty.ratio") or d.min_cleanable_dirty_ratio
+            ),
             message_timestamp_before_max_ms=num(
                 "message.timestamp.before.max.ms", d.message_timestamp_before_max_ms
             ),

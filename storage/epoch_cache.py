@@ -19,7 +19,11 @@ class EpochCache:
         self.starts: list[int] = []
         self.dirty = False
         if self._path:
-            for epoch, start in checkpoint.read_lines(self._path, 2):
+            try:
+                entries = checkpoint.read_lines(self._path, 2)
+            except ValueError:  # unreadable: rebuilt from the batches' leader epochs on load
+                entries = []
+            for epoch, start in entries:
                 self.epochs.append(int(epoch))
                 self.starts.append(int(start))
 

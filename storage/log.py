@@ -7,21 +7,24 @@ from __future__ import annotations
 import os
 import shutil
 import time
+import uuid
 from bisect import bisect_right
 from dataclasses import dataclass
 
 from . import batch as B
 from . import records as R
+from .checkpoint import read_partition_metadata, write_partition_metadata
 from .config import LogConfig
 from .epoch_cache import EpochCache
 from .errors import ErrorCode, OffsetOutOfRange, StorageError
 from .producer_state import ProducerState
-from .segment import Segment
-from .store import FileStore
+from .retention import delete_below_log_start
+from .segment import Segment, open_segments
+from .store import fsync_and_close
 from .validator import validate_follower, validate_leader
 
 MAX_TIMESTAMP = -3  # ListOffsets' "offset of the max timestamp" (KIP-734)
-_INT32_MAX = 2147483647
+_SNAPSHOTS = 3  # producer state snapshots kept (one per recent roll)
 
 
 @dataclass
@@ -41,22 +44,21 @@ def _now_ms() -> int:
 class PartitionLog:
     def __init__(self, topic: str, partition: int, config: LogConfig, directory: str | None, now_ms: int | None = None):
         """An empty log; `load` opens an existing directory. directory None = in memory."""
-        self.topic = topic
-        self.partition = partition
-        self.config = config
-        self.directory = directory
+        self.topic, self.partition, self.config, self.directory = topic, partition, config, directory
         self.tp = f"{topic}-{partition}"
         if directory is not None:
             os.makedirs(directory, exist_ok=True)
         self.epochs = EpochCache(directory)
+        self._topic_id = None if directory is None else read_partition_metadata(directory)
         self.producers = ProducerState(self.tp)
         self.segments: list[Segment] = []
         self._bases: list[int] = []
-        self.log_start_offset = 0
-        self.log_end_offset = 0
-        self.recovery_point = 0
+        self.log_start_offset = self.log_end_offset = self.recovery_point = 0
         self._high_watermark = 0
         self.closed = False
+        self.configured = True  # False while LogManager.load's default config stands in
+        self.cleaned_up_to = -1  # the cleaner's checkpoint: offsets below it are compacted
+        self._snapshots: list[tuple[int, ProducerState]] = []  # (segment base, state below it)
         self._created_ms = _now_ms() if now_ms is None else now_ms
 
     # --- loading -------------------------------------------------------------------------
@@ -71,24 +73,8 @@ class PartitionLog:
         `LogLoader` does; rebuild indexes and producer state from the batch headers."""
         log = cls(topic, partition, config, directory, now_ms)
         if directory is not None:
-            bases = []
-            for name in os.listdir(directory):
-                if name.endswith((".cleaned", ".swap", ".deleted", ".tmp")):
-                    os.unlink(os.path.join(directory, name))
-                elif name.endswith(".log") and name[:-4].isdigit():
-                    bases.append(int(name[:-4]))
-            bases.sort()
-            for i, base in enumerate(bases):
-                store = FileStore(os.path.join(directory, f"{base:020d}.log"))
-                seg = Segment(base, store, config.index_interval_bytes, store.mtime_ms() or 0)
-                next_base = bases[i + 1] if i + 1 < len(bases) else None
-                check = next_base is None or next_base > recovery_point
-                cut = seg.recover(check_crc=check)
+            for seg in open_segments(directory, config.index_interval_bytes, recovery_point, log._replay):
                 log._add_segment(seg)
-                if cut:
-                    for later in bases[i + 1 :]:
-                        os.unlink(os.path.join(directory, f"{later:020d}.log"))
-                    break
         if not log.segments:
             start = max(log_start_offset, 0)
             log._add_segment(log._new_segment(start))
@@ -98,7 +84,6 @@ class PartitionLog:
         log.epochs.truncate_from_end(log.log_end_offset)
         log.epochs.truncate_from_start(log.log_start_offset)
         log.epochs.flush()
-        log._rebuild_producer_state()
         return log
 
     def _new_segment(self, base_offset: int, now_ms: int | None = None) -> Segment:
@@ -112,22 +97,49 @@ class PartitionLog:
         self._bases.append(seg.base_offset)
 
     def _rebuild_producer_state(self) -> None:
-        self.producers.clear()
-        for seg in self.segments:
-            for h in seg.headers_from(0):
-                self._update_producer(seg, h)
+        """From the newest in-memory snapshot taken at a segment roll that is still below the
+        log end offset (Kafka keeps `.snapshot` files per segment), then the batches after it."""
+        while self._snapshots and self._snapshots[-1][0] > self.log_end_offset:
+            self._snapshots.pop()
+        base, state = self._snapshots[-1] if self._snapshots else (None, None)
+        if state is None:
+            self.producers.clear()
+        else:
+            self.producers = state.copy()
 
-    def _update_producer(self, seg_or_buf, h: B.BatchHeader) -> None:
-        if not h.has_producer_id:
-            return
-        control = None
-        if h.is_control:
-            raw = seg_or_buf.read_batch(h) if isinstance(seg_or_buf, Segment) else seg_or_buf
-            start = 0 if isinstance(seg_or_buf, Segment) else h.position
-            control = _control_type(raw, B.BatchHeader(raw, start))
-        self.producers.update(h, control)
+        def visit(buf, h, _position) -> bool:
+            self._update_producer(buf, h)
+            return True
+
+        for seg in self.segments:
+            if base is None or seg.base_offset >= base:
+                seg.scan(visit)
+
+    def _replay(self, buf, h: B.BatchHeader) -> None:
+        """A batch read back on load: producer state, and any epoch newer than the cache's
+        (a lost or stale leader-epoch-checkpoint heals from the batches' leader epochs)."""
+        self._update_producer(buf, h)
+        latest = self.epochs.latest_epoch()
+        if h.leader_epoch >= 0 and (latest is None or h.leader_epoch > latest):
+            self.epochs.assign(h.leader_epoch, h.base_offset)
+
+    def _update_producer(self, buf, h: B.BatchHeader) -> None:
+        """`h.position` is relative to `buf`, which holds the whole batch."""
+        if h.has_producer_id:
+            self.producers.update(h, R.control_type(buf, h) if h.is_control else None)
 
     # --- offsets -------------------------------------------------------------------------
+
+    @property
+    def topic_id(self) -> uuid.UUID | None:
+        """The topic id recorded in `partition.metadata` (Kafka's `PartitionMetadataFile`)."""
+        return self._topic_id
+
+    @topic_id.setter
+    def topic_id(self, value: uuid.UUID) -> None:
+        self._topic_id = value
+        if self.directory is not None:
+            write_partition_metadata(self.directory, value)
 
     @property
     def high_watermark(self) -> int:
@@ -149,10 +161,16 @@ class PartitionLog:
 
     # --- appending -----------------------------------------------------------------------
 
-    def append_as_leader(self, records: bytes, leader_epoch: int, now_ms: int) -> AppendInfo:
-        v = validate_leader(records, self.config, self.log_end_offset, leader_epoch, now_ms, self.tp)
+    def append_as_leader(
+        self, records: bytes, leader_epoch: int, now_ms: int, *, origin: str = "client"
+    ) -> AppendInfo:
+        """Validate (Kafka's LogValidator), deduplicate (idempotence) and append a producer's
+        batch; origin "coordinator" may append control batches (transaction markers)."""
+        v = validate_leader(
+            records, self.config, self.log_end_offset, leader_epoch, now_ms, self.tp, origin
+        )
         h = v.headers[0]
-        duplicate = self.producers.check(h, self.log_end_offset)
+        duplicate = None if h.is_control else self.producers.check(h, self.log_end_offset)
         if duplicate is not None:
             return AppendInfo(
                 duplicate.first_offset, duplicate.last_offset,
@@ -165,15 +183,7 @@ class PartitionLog:
         )
 
     def append_as_follower(self, records: bytes) -> AppendInfo:
-        v = validate_follower(records, self.tp)
-        known = [h for h in v.headers if h.last_offset < self.log_end_offset]
-        if known:  # batches this replica already holds (a re-fetch): skip them
-            if len(known) == len(v.headers):
-                v.headers = []
-            else:
-                start = v.headers[len(known)].position
-                v.buffer = v.buffer[start:]
-                v.headers = _rebase(v.headers[len(known) :], start)
+        v = validate_follower(records, self.tp, self.log_end_offset)
         if not v.headers:
             return AppendInfo(-1, -1, -1, self.log_start_offset, 0)
         if v.headers[0].base_offset < self.log_end_offset:
@@ -186,34 +196,47 @@ class PartitionLog:
         return AppendInfo(v.first_offset, v.last_offset, -1, self.log_start_offset, v.record_count)
 
     def _write(self, v, now_ms: int) -> None:
-        if v.size > self.config.segment_bytes:
+        headers, size = v.headers, len(v.buffer)
+        if size > self.config.segment_bytes:
             raise StorageError(
                 ErrorCode.record_list_too_large,
-                f"Message batch size is {v.size} bytes in append to partition {self.tp} which "
+                f"Message batch size is {size} bytes in append to partition {self.tp} which "
                 f"exceeds the maximum configured segment size of {self.config.segment_bytes}.",
             )
-        first = v.headers[0]
-        self._maybe_roll(v.size, first.base_offset, v.last_offset, now_ms)
-        for h in v.headers:
-            if h.leader_epoch >= 0:
+        first, last = headers[0], headers[-1].last_offset
+        self._maybe_roll(size, first.base_offset, last, max(h.max_timestamp for h in headers), now_ms)
+        latest = self.epochs.latest_epoch()
+        for h in headers:
+            if h.leader_epoch >= 0 and h.leader_epoch != latest:
                 self.epochs.assign(h.leader_epoch, h.base_offset)
-        self.segments[-1].append(v.buffer, v.headers)
-        for h in v.headers:
+                latest = h.leader_epoch
+        if self.epochs.dirty:  # a new epoch: Kafka writes its checkpoint at once
+            self.epochs.flush()
+        self.segments[-1].append(v.buffer, headers)
+        for h in headers:
             self._update_producer(v.buffer, h)
-        self.log_end_offset = v.last_offset + 1
+        self.log_end_offset = last + 1
 
-    def _maybe_roll(self, size: int, first_offset: int, last_offset: int, now_ms: int) -> None:
-        """Kafka's `UnifiedLog.maybeRoll`: full segment, segment.ms elapsed, or offsets that
-        would overflow the 32-bit relative offsets of the segment's index."""
+    def _maybe_roll(
+        self, size: int, first_offset: int, last_offset: int, max_timestamp: int, now_ms: int
+    ) -> None:
+        """Kafka's `UnifiedLog.maybeRoll` / `LogSegment.shouldRoll`: full segment; segment.ms
+        waited (the incoming batches' max timestamp minus the segment's first batch's, or wall
+        time since creation when there is none); or offsets that would overflow the 32-bit
+        relative offsets of the segment's index."""
         active = self.segments[-1]
         if active.empty:
             if active.base_offset != first_offset and first_offset > active.base_offset:
                 self._replace_empty_active(first_offset, now_ms)
             return
+        if active.first_batch_timestamp >= 0:
+            waited = max_timestamp - active.first_batch_timestamp
+        else:
+            waited = now_ms - active.created_ms
         if (
             active.size + size > self.config.segment_bytes
-            or now_ms - active.rolling_timestamp > self.config.segment_ms
-            or last_offset - active.base_offset > _INT32_MAX
+            or waited > self.config.segment_ms
+            or last_offset - active.base_offset > B.INT32_MAX
         ):
             self.roll(now_ms, first_offset)
 
@@ -228,9 +251,9 @@ class PartitionLog:
         active = self.segments[-1]
         if active.empty:
             self._replace_empty_active(base, now_ms or _now_ms())
-        else:
-            active.flush()
+        else:  # the old segment is fsynced by the next flush (Kafka flushes it asynchronously)
             self._add_segment(self._new_segment(base, now_ms))
+            self._snapshots = self._snapshots[-(_SNAPSHOTS - 1) :] + [(base, self.producers.copy())]
         return self.segments[-1]
 
     # --- reading -------------------------------------------------------------------------
@@ -256,26 +279,12 @@ class PartitionLog:
         or for -3 the record with the largest timestamp: (offset, timestamp, leader_epoch)."""
         if timestamp_ms == MAX_TIMESTAMP:
             live = [s for s in self.segments if s.max_timestamp >= 0]
-            if not live:
-                return None
-            seg = max(live, key=lambda s: s.max_timestamp)
-            h = seg.find(seg.max_timestamp_batch_offset)
-            best = None
-            for r in R.decode(seg.read_batch(h), B.BatchHeader(seg.read_batch(h), 0)):
-                if best is None or r.timestamp > best.timestamp:
-                    best = r
-            return h.base_offset + best.offset_delta, best.timestamp, h.leader_epoch
+            return max(live, key=lambda s: s.max_timestamp).max_timestamp_record() if live else None
         for seg in self.segments:
-            if seg.max_timestamp < timestamp_ms or seg.next_offset <= self.log_start_offset:
-                continue
-            h = seg.find_timestamp(timestamp_ms)
-            while h is not None:
-                raw = seg.read_batch(h)
-                for r in R.decode(raw, B.BatchHeader(raw, 0)):
-                    offset = h.base_offset + r.offset_delta
-                    if r.timestamp >= timestamp_ms and offset >= self.log_start_offset:
-                        return offset, r.timestamp, h.leader_epoch
-                h = next((x for x in seg.headers_from(h.position + h.size) if x.max_timestamp >= timestamp_ms), None)
+            if seg.max_timestamp >= timestamp_ms and seg.next_offset > self.log_start_offset:
+                found = seg.offset_for_timestamp(timestamp_ms, self.log_start_offset)
+                if found is not None:
+                    return found
         return None
 
     # --- epochs and producers ------------------------------------------------------------
@@ -289,6 +298,15 @@ class PartitionLog:
 
     def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
         return self.epochs.end_offset_for(epoch, self.log_end_offset)
+
+    def aborted_transactions(self, start_offset: int, upper_offset: int) -> list[tuple[int, int]]:
+        """(producer_id, first_offset) of aborted transactions overlapping
+        [start_offset, upper_offset): Fetch's read_committed answer (Kafka's txn index)."""
+        return [
+            (a.producer_id, a.first_offset)
+            for a in self.producers.aborted
+            if a.last_offset >= start_offset and a.first_offset < upper_offset
+        ]
 
     def last_producer_state(self, producer_id: int) -> tuple[int, int, int] | None:
         entry = self.producers.last_entry(producer_id)
@@ -328,6 +346,7 @@ class PartitionLog:
         self.epochs.clear()
         self.epochs.flush()
         self.producers.clear()
+        self._snapshots = []
 
     def advance_log_start_offset(self, offset: int) -> None:
         """DeleteRecords (Kafka's `maybeIncrementLogStartOffset`)."""
@@ -341,27 +360,25 @@ class PartitionLog:
         self.log_start_offset = offset
         self.epochs.truncate_from_start(offset)
         self.epochs.flush()
-        self.delete_segments_before(offset)
-
-    def delete_segments_before(self, offset: int) -> int:
-        """Delete the oldest segments whose every offset is below `offset` (never the active)."""
-        n = 0
-        while len(self.segments) > 1 and self.segments[1].base_offset <= offset:
-            self.segments.pop(0).delete()
-            self._bases.pop(0)
-            n += 1
-        if n:
-            self.log_start_offset = max(self.log_start_offset, self.segments[0].base_offset)
-        return n
+        delete_below_log_start(self)
 
     # --- durability ----------------------------------------------------------------------
 
+    def begin_flush(self) -> tuple[list[int], int]:
+        """(duplicated descriptors of the segments written since the last flush, the log end
+        offset they cover): fsync and close them anywhere, even in another thread, then
+        `end_flush(offset)` here. Kafka flushes so, off the request path."""
+        fds = [fd for seg in self.segments if (fd := seg.store.dup_if_dirty()) is not None]
+        return fds, self.log_end_offset
+
+    def end_flush(self, recovery_point: int) -> None:
+        self.recovery_point = min(max(self.recovery_point, recovery_point), self.log_end_offset)
+
     def flush(self) -> None:
-        """fsync segments past the recovery point and move it to the log end offset."""
-        for seg in self.segments:
-            if seg.next_offset > self.recovery_point or seg is self.segments[-1]:
-                seg.flush()
-        self.recovery_point = self.log_end_offset
+        """fsync what was written and move the recovery point to the log end offset."""
+        fds, offset = self.begin_flush()
+        fsync_and_close(fds)
+        self.end_flush(offset)
         self.epochs.flush()
 
     def close(self) -> None:
@@ -379,18 +396,3 @@ class PartitionLog:
         self.closed = True
         if self.directory is not None:
             shutil.rmtree(self.directory, ignore_errors=True)
-
-
-def _rebase(headers: list[B.BatchHeader], start: int) -> list[B.BatchHeader]:
-    for h in headers:
-        h.position -= start
-    return headers
-
-
-def _control_type(buf, h: B.BatchHeader) -> int | None:
-    """A control batch's record key: version int16, type int16 (0 abort, 1 commit)."""
-    try:
-        key = R.decode(buf, h)[0].key or b""
-        return int.from_bytes(key[2:4], "big") if len(key) >= 4 else None
-    except (StorageError, IndexError):
-        return None

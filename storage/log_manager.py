@@ -12,29 +12,35 @@ import os
 import re
 import shutil
 import time
+import uuid
 from collections.abc import Mapping
+
+import structlog
 
 from . import checkpoint
 from .cleaner import clean
 from .config import LogConfig
-from .log import PartitionLog
+from .errors import StorageError
+from .log import PartitionLog, _now_ms
 from .retention import retention_pass
+from .store import fsync_and_close
 
 RECOVERY_POINTS = "recovery-point-offset-checkpoint"
 LOG_START_OFFSETS = "log-start-offset-checkpoint"
 HIGH_WATERMARKS = "replication-offset-checkpoint"
 META = "meta.properties"
+_log = structlog.get_logger("storage")
 _DIR = re.compile(r"^(.+)-(\d+)$")
 
 
-def _now_ms() -> int:
-    return int(time.time() * 1000)
-
-
 class LogManager:
-    def __init__(self, log_dirs: list[str], *, in_memory: bool = False):
+    def __init__(
+        self, log_dirs: list[str], *, in_memory: bool = False,
+        producer_id_expiration_ms: int = 86400000,
+    ):
         self.log_dirs = [os.path.abspath(d) for d in log_dirs] if not in_memory else list(log_dirs)
         self.in_memory = in_memory
+        self.producer_id_expiration_ms = producer_id_expiration_ms
         self.logs: dict[tuple[str, int], PartitionLog] = {}
         self._dir_of: dict[tuple[str, int], str] = {}
         self._memory_hws: dict[tuple[str, int], int] = {}
@@ -49,7 +55,8 @@ class LogManager:
     def load(self) -> None:
         """Open every `<topic>-<partition>` directory of every log dir, recovering each log
         from its recovery point (a torn or corrupt tail is truncated). Logs open with Kafka's
-        default config; `get_or_create` gives each its topic's config."""
+        default config and no retention or cleaning until `get_or_create` gives each its
+        topic's config (a topic with infinite retention must not lose data meanwhile)."""
         if self.in_memory:
             return
         for d in self.log_dirs:
@@ -72,30 +79,40 @@ class LogManager:
                     log_start_offset=starts.get(tp, 0), recovery_point=recovery.get(tp, 0),
                 )
                 log.high_watermark = hws.get(tp, 0)
+                log.configured = False  # no retention or cleaning until its topic config comes
                 self.logs[tp] = log
                 self._dir_of[tp] = d
 
     def get(self, topic: str, partition: int) -> PartitionLog | None:
         return self.logs.get((topic, partition))
 
-    def get_or_create(self, topic: str, partition: int, config: LogConfig) -> PartitionLog:
+    def get_or_create(
+        self, topic: str, partition: int, config: LogConfig, topic_id: uuid.UUID | None = None
+    ) -> PartitionLog:
         """The partition's log with `config` applied, created empty (in the log dir holding
-        the fewest partitions, as Kafka's `nextLogDirs`) when there is none."""
+        the fewest partitions, as Kafka's `nextLogDirs`) when there is none. With `topic_id`,
+        a log left by an earlier topic of the same name (its `partition.metadata` names
+        another id, KIP-516) is deleted and replaced by an empty one."""
         tp = (topic, partition)
         log = self.logs.get(tp)
+        if log is not None and topic_id is not None and log.topic_id not in (None, topic_id):
+            self.delete(topic, partition)
+            log = None
         if log is not None:
             log.config = config
-            return log
-        if self.in_memory:
-            log = PartitionLog.load(topic, partition, config, None)
+            log.configured = True
+        elif self.in_memory:
+            log = self.logs[tp] = PartitionLog.load(topic, partition, config, None)
         else:
             counts = {d: 0 for d in self.log_dirs}
             for owner in self._dir_of.values():
                 counts[owner] = counts.get(owner, 0) + 1
             d = min(self.log_dirs, key=lambda x: counts.get(x, 0))
-            log = PartitionLog.load(topic, partition, config, os.path.join(d, f"{topic}-{partition}"))
+            path = os.path.join(d, f"{topic}-{partition}")
+            log = self.logs[tp] = PartitionLog.load(topic, partition, config, path)
             self._dir_of[tp] = d
-        self.logs[tp] = log
+        if topic_id is not None and log.topic_id is None:
+            log.topic_id = topic_id
         return log
 
     def delete(self, topic: str, partition: int) -> None:
@@ -116,12 +133,14 @@ class LogManager:
     # --- checkpoints ---------------------------------------------------------------------
 
     def write_high_watermarks(self, hws: Mapping[tuple[str, int], int]) -> None:
-        """Kafka's `replication-offset-checkpoint`, one per log dir, for the partitions it holds."""
+        """Kafka's `replication-offset-checkpoint`, one per log dir, for every partition it
+        holds: the value given, else the log's own high watermark."""
+        merged = {tp: hws.get(tp, log.high_watermark) for tp, log in self.logs.items()}
         if self.in_memory:
-            self._memory_hws.update({tp: hw for tp, hw in hws.items() if tp in self.logs})
+            self._memory_hws = merged
             return
         for d in self.log_dirs:
-            mine = {tp: hw for tp, hw in hws.items() if self._dir_of.get(tp) == d}
+            mine = {tp: hw for tp, hw in merged.items() if self._dir_of.get(tp) == d}
             checkpoint.write_offsets(os.path.join(d, HIGH_WATERMARKS), mine)
 
     def read_high_watermarks(self) -> dict[tuple[str, int], int]:
@@ -134,35 +153,53 @@ class LogManager:
 
     def checkpoint(self) -> None:
         """Flush every log (moving its recovery point) and write recovery points, log start
-        offsets, high watermarks and epoch caches (Kafka's periodic checkpoint tasks)."""
-        for log in self.logs.values():
-            log.flush()
+        offsets and high watermarks (Kafka's periodic checkpoint tasks), all in this thread."""
+        job = self.begin_checkpoint()
+        job.run()
+        job.finish()
+
+    def begin_checkpoint(self) -> CheckpointJob:
+        """The same in three steps, so that the slow part can leave the caller's thread:
+        begin here, `job.run()` anywhere (fsyncs and file writes, touching no shared state),
+        then `job.finish()` here again (recovery points move)."""
+        flushes = [(log, *log.begin_flush()) for log in self.logs.values()]
+        files: list[tuple[str, dict]] = []
+        targets = {tp: log.log_end_offset for tp, log in self.logs.items()}
+        hws = {tp: log.high_watermark for tp, log in self.logs.items()}
         if self.in_memory:
-            self._memory_hws = {tp: log.high_watermark for tp, log in self.logs.items()}
-            return
-        for d in self.log_dirs:
-            mine = {tp: log for tp, log in self.logs.items() if self._dir_of.get(tp) == d}
-            checkpoint.write_offsets(
-                os.path.join(d, RECOVERY_POINTS), {tp: log.recovery_point for tp, log in mine.items()}
-            )
-            checkpoint.write_offsets(
-                os.path.join(d, LOG_START_OFFSETS), {tp: log.log_start_offset for tp, log in mine.items()}
-            )
-            checkpoint.write_offsets(
-                os.path.join(d, HIGH_WATERMARKS), {tp: log.high_watermark for tp, log in mine.items()}
-            )
+            self._memory_hws = hws
+        else:
+            for d in self.log_dirs:
+                mine = [tp for tp in self.logs if self._dir_of.get(tp) == d]
+                files += [
+                    (os.path.join(d, RECOVERY_POINTS), {tp: targets[tp] for tp in mine}),
+                    (os.path.join(d, LOG_START_OFFSETS), {tp: self.logs[tp].log_start_offset for tp in mine}),
+                    (os.path.join(d, HIGH_WATERMARKS), {tp: hws[tp] for tp in mine}),
+                ]
+        return CheckpointJob(flushes, files)
 
     # --- background work (the caller schedules it) ---------------------------------------
 
     def retention_pass(self, now_ms: int | None = None) -> int:
-        """Delete segments by retention.ms / retention.bytes / log start offset; returns how many."""
+        """Delete segments by retention.ms / retention.bytes / log start offset (returns how
+        many) and forget producers idle past producer.id.expiration.ms."""
         now = _now_ms() if now_ms is None else now_ms
-        return sum(retention_pass(log, now) for log in list(self.logs.values()))
+        for log in self.logs.values():
+            log.producers.expire(now, self.producer_id_expiration_ms)
+        return sum(retention_pass(log, now) for log in list(self.logs.values()) if log.configured)
 
     def cleaner_pass(self, now_ms: int | None = None) -> int:
         """Compact every cleanup.policy=compact log once; returns the records removed."""
         now = _now_ms() if now_ms is None else now_ms
-        return sum(clean(log, now) for log in list(self.logs.values()))
+        removed = 0
+        for log in list(self.logs.values()):
+            if not log.configured:
+                continue
+            try:
+                removed += clean(log, now)
+            except StorageError as exc:  # a batch that no longer decodes: leave the log as is
+                _log.error("log cleaner skipped a partition", partition=log.tp, error=str(exc))
+        return removed
 
     # --- meta.properties -----------------------------------------------------------------
 
@@ -197,6 +234,29 @@ class LogManager:
         self.checkpoint()
         for log in self.logs.values():
             log.close()
+
+
+class CheckpointJob:
+    """One checkpoint: fsync the logs' new bytes, then write the checkpoint files."""
+
+    def __init__(self, flushes: list, files: list[tuple[str, dict]]):
+        self._flushes = flushes  # (log, duplicated descriptors, recovery point after them)
+        self._files = files
+        self._done = False
+
+    def run(self) -> None:
+        for _, fds, _ in self._flushes:
+            fsync_and_close(fds)
+        for path, offsets in self._files:
+            checkpoint.write_offsets(path, offsets)
+        self._done = True
+
+    def finish(self) -> None:
+        if not self._done:
+            return
+        for log, _, offset in self._flushes:
+            if not log.closed:
+                log.end_flush(offset)
 
 
 def _read_or_empty(path: str) -> dict[tuple[str, int], int]:

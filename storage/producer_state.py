@@ -18,7 +18,6 @@ from . import batch as B
 from .errors import ErrorCode, StorageError
 
 NUM_BATCHES_TO_RETAIN = 5
-INT32_MAX = 2147483647
 
 
 @dataclass(slots=True)
@@ -64,7 +63,7 @@ class AbortedTxn:
 
 
 def _in_sequence(last_seq: int, next_seq: int) -> bool:
-    return next_seq == last_seq + 1 or (next_seq == 0 and last_seq == INT32_MAX)
+    return next_seq == last_seq + 1 or (next_seq == 0 and last_seq == B.INT32_MAX)
 
 
 class ProducerState:
@@ -98,7 +97,7 @@ class ProducerState:
                     f"offset {offset} in partition {self.tp}: {h.producer_epoch} (request epoch), "
                     f"{h.base_sequence} (seq. number), {entry.epoch} (current producer epoch)",
                 )
-        elif entry.batches and not _in_sequence(entry.last_seq, h.base_sequence):
+        elif not _in_sequence(entry.last_seq, h.base_sequence):
             raise StorageError(
                 ErrorCode.out_of_order_sequence_number,
                 f"Out of order sequence number for producer {h.producer_id} at offset {offset} "
@@ -130,10 +129,32 @@ class ProducerState:
         if h.is_transactional and entry.txn_first_offset is None:
             entry.txn_first_offset = h.base_offset
 
+    def copy(self) -> ProducerState:
+        """A snapshot (Kafka writes one per segment roll)."""
+        out = ProducerState(self.tp)
+        out.producers = {
+            pid: ProducerEntry(e.producer_id, e.epoch, deque(e.batches, maxlen=NUM_BATCHES_TO_RETAIN),
+                               e.last_timestamp, e.txn_first_offset)
+            for pid, e in self.producers.items()
+        }
+        out.aborted = list(self.aborted)
+        return out
+
     def first_unstable_offset(self) -> int | None:
         """Smallest first offset of an ongoing transaction (bounds the last stable offset)."""
         firsts = [e.txn_first_offset for e in self.producers.values() if e.txn_first_offset is not None]
         return min(firsts) if firsts else None
+
+    def expire(self, now_ms: int, expiration_ms: int) -> int:
+        """Forget producers idle longer than producer.id.expiration.ms (Kafka's
+        `removeExpiredProducers`; one with an open transaction stays). Returns how many."""
+        gone = [
+            pid for pid, e in self.producers.items()
+            if e.txn_first_offset is None and now_ms - e.last_timestamp >= expiration_ms
+        ]
+        for pid in gone:
+            del self.producers[pid]
+        return len(gone)
 
     def last_entry(self, producer_id: int) -> ProducerEntry | None:
         return self.producers.get(producer_id)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from aiokafka.record.default_records import DefaultRecordBatch, DefaultRecordBatchBuilder
 from aiokafka.record.legacy_records import LegacyRecordBatch
 
-from .batch import BatchHeader
+from .batch import CONTROL_MASK, BatchHeader, recompute_crc
 from .errors import ErrorCode, StorageError
 
 _UNBOUNDED = 2**31 - 1
@@ -67,6 +67,22 @@ def build(
     return bytearray(builder.build())
 
 
+def build_control_batch(
+    producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int, timestamp_ms: int
+) -> bytearray:
+    """A transaction marker (Kafka's `EndTransactionMarker`) at base offset 0: one record whose
+    key is (version 0, type 1 commit / 0 abort) and value (version 0, coordinator epoch)."""
+    builder = DefaultRecordBatchBuilder(2, 0, 1, producer_id, producer_epoch, -1, _UNBOUNDED)
+    key = (0).to_bytes(2, "big") + (1 if commit else 0).to_bytes(2, "big")
+    value = (0).to_bytes(2, "big") + coordinator_epoch.to_bytes(4, "big", signed=True)
+    builder.append(0, timestamp_ms, key, value, [])
+    buf = bytearray(builder.build())
+    attributes = int.from_bytes(buf[21:23], "big") | CONTROL_MASK
+    buf[21:23] = attributes.to_bytes(2, "big")
+    recompute_crc(buf, 0, len(buf))
+    return buf
+
+
 @dataclass(slots=True)
 class LegacyMessage:
     timestamp: int
@@ -110,3 +126,12 @@ def decode_legacy(buf) -> tuple[list[LegacyMessage], int, int]:
     if not wrappers:
         raise corrupt("Message set holds no complete message")
     return messages, codec, wrappers
+
+
+def control_type(buf, header: BatchHeader) -> int | None:
+    """A control batch's record key: version int16, type int16 (0 abort, 1 commit)."""
+    try:
+        key = decode(buf, header)[0].key or b""
+    except (StorageError, IndexError):
+        return None
+    return int.from_bytes(key[2:4], "big") if len(key) >= 4 else None

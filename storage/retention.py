@@ -27,10 +27,14 @@ def retention_pass(log, now_ms: int) -> int:
                 return False
 
             deleted += _delete_while(log, now_ms, over)
-    deleted += _delete_while(
+    return deleted + delete_below_log_start(log, now_ms)
+
+
+def delete_below_log_start(log, now_ms: int = 0) -> int:
+    """Segments whose every offset is below the log start offset (after DeleteRecords)."""
+    return _delete_while(
         log, now_ms, lambda seg, nxt: nxt is not None and nxt.base_offset <= log.log_start_offset
     )
-    return deleted
 
 
 def _delete_while(log, now_ms: int, predicate) -> int:

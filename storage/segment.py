@@ -11,10 +11,14 @@ import os
 from array import array
 from bisect import bisect_left, bisect_right
 
+import structlog
+
 from . import batch as B
+from . import records as R
 from .store import FileStore, MemoryStore
 
 _SCAN_CHUNK = 4 * 1024 * 1024
+_log = structlog.get_logger("storage")
 
 
 def file_name(base_offset: int) -> str:
@@ -34,6 +38,7 @@ class Segment:
         self._idx_offsets = array("q")  # base offset of an indexed batch
         self._idx_positions = array("q")
         self._idx_ts_before = array("q")  # max timestamp of every batch before that one
+        self._idx_ts_offset_before = array("q")  # the base offset of the batch holding it
         self._since_index = 0
 
     @classmethod
@@ -51,11 +56,6 @@ class Segment:
     def empty(self) -> bool:
         return self.store.size == 0
 
-    @property
-    def rolling_timestamp(self) -> int:
-        """Kafka's `LogSegment.rollingBasedTimestamp`: first batch's max timestamp, else creation."""
-        return self.first_batch_timestamp if self.first_batch_timestamp >= 0 else self.created_ms
-
     # --- writing -------------------------------------------------------------------------
 
     def append(self, data, headers: list[B.BatchHeader]) -> None:
@@ -70,6 +70,7 @@ class Segment:
             self._idx_offsets.append(h.base_offset)
             self._idx_positions.append(position)
             self._idx_ts_before.append(self.max_timestamp)
+            self._idx_ts_offset_before.append(self.max_timestamp_batch_offset)
             self._since_index = 0
         self._since_index += h.size
         if self.first_batch_timestamp < 0:
@@ -83,41 +84,60 @@ class Segment:
         self._idx_offsets = array("q")
         self._idx_positions = array("q")
         self._idx_ts_before = array("q")
+        self._idx_ts_offset_before = array("q")
         self._since_index = 0
         self.next_offset = self.base_offset
         self.first_batch_timestamp = self.max_timestamp = self.max_timestamp_batch_offset = -1
 
-    def recover(self, check_crc: bool) -> int:
+    def recover(self, check_crc: bool, visit=None) -> int:
         """Rebuild the index by scanning every batch; truncate at the first torn or invalid one
-        (Kafka's `LogSegment.recover`). Returns the bytes truncated."""
+        (Kafka's `LogSegment.recover`). `visit(buf, header)` sees each valid batch (producer
+        state is rebuilt so). Returns the bytes truncated."""
         self._reset_index()
-        pos, size = 0, self.store.size
-        last = self.base_offset - 1
+        last = [self.base_offset - 1]
+
+        def accept(buf, h: B.BatchHeader, position: int) -> bool:
+            if (
+                h.magic != 2
+                or h.base_offset <= last[0]
+                or h.last_offset_delta < 0
+                or h.last_offset - self.base_offset > B.INT32_MAX  # Kafka's relative offsets
+            ):
+                return False
+            if check_crc and not h.crc_ok(buf):
+                return False
+            self._track(h, position)
+            last[0] = h.last_offset
+            if visit is not None:
+                visit(buf, h)
+            return True
+
+        end = self.scan(accept)
+        return self._cut(end) if end < self.store.size else 0
+
+    def scan(self, accept, start: int = 0) -> int:
+        """Read the batches from `start` in large chunks, calling accept(buf, header,
+        position) for each whole one until it returns False; returns where scanning stopped."""
+        pos, size = start, self.store.size
         while pos < size:
             chunk = self.store.read(pos, min(_SCAN_CHUNK, size - pos))
-            cpos, advanced = 0, False
+            cpos = 0
             while len(chunk) - cpos >= B.HEADER_SIZE:
                 h = B.BatchHeader(chunk, cpos)
-                if h.length < B.MIN_BATCH_LENGTH or h.magic != 2 or h.base_offset <= last or h.last_offset_delta < 0:
-                    return self._cut(pos + cpos)
-                if pos + cpos + h.size > size:
-                    return self._cut(pos + cpos)
+                if h.length < B.MIN_BATCH_LENGTH or pos + cpos + h.size > size:
+                    return pos + cpos
                 if cpos + h.size > len(chunk):
-                    if cpos == 0:  # one batch bigger than the chunk
-                        chunk = self.store.read(pos, h.size)
-                        h = B.BatchHeader(chunk, 0)
-                    else:
+                    if cpos:
                         break
-                if check_crc and not h.crc_ok(chunk):
-                    return self._cut(pos + cpos)
-                self._track(h, pos + cpos)
-                last = h.last_offset
+                    chunk = self.store.read(pos, h.size)  # one batch bigger than the chunk
+                    h = B.BatchHeader(chunk, 0)
+                if not accept(chunk, h, pos + cpos):
+                    return pos + cpos
                 cpos += h.size
-                advanced = True
-            if not advanced:
-                return self._cut(pos + cpos)
+            if not cpos:
+                return pos
             pos += cpos
-        return 0
+        return pos
 
     def _cut(self, position: int) -> int:
         cut = self.store.size - position
@@ -160,13 +180,17 @@ class Segment:
         data = self.store.read(pos, window) if window >= first.size else b""
         if not data:
             return self.store.read(pos, first.size) if min_one_batch else b""
-        end = 0
-        while len(data) - end >= B.HEADER_SIZE:
-            h = B.BatchHeader(data, end)
-            if end + h.size > len(data) or h.last_offset >= max_offset:
+        if pos + len(data) == self.store.size and self.next_offset <= max_offset:
+            return data  # the rest of the segment, all below max_offset: whole batches
+        end, n = 0, len(data)
+        unpack_len, unpack_delta = B.LENGTH.unpack_from, B.DELTA.unpack_from
+        while n - end >= B.HEADER_SIZE:
+            base, length = unpack_len(data, end)
+            size = length + B.LOG_OVERHEAD
+            if end + size > n or base + unpack_delta(data, end + 23)[0] >= max_offset:
                 break
-            end += h.size
-        return data if end == len(data) else data[:end]
+            end += size
+        return data if end == n else data[:end]
 
     def find_timestamp(self, timestamp: int) -> B.BatchHeader | None:
         """First batch whose max timestamp >= timestamp."""
@@ -178,6 +202,33 @@ class Segment:
                 return h
         return None
 
+    def offset_for_timestamp(self, timestamp: int, min_offset: int) -> tuple[int, int, int] | None:
+        """(offset, timestamp, leader epoch) of the first record at or after min_offset whose
+        timestamp >= timestamp (Kafka's `LogSegment.findOffsetByTimestamp`; decodes one batch)."""
+        h = self.find_timestamp(timestamp)
+        while h is not None:
+            raw = self.read_batch(h)
+            for r in R.decode(raw, B.BatchHeader(raw, 0)):
+                offset = h.base_offset + r.offset_delta
+                if r.timestamp >= timestamp and offset >= min_offset:
+                    return offset, r.timestamp, h.leader_epoch
+            after = self.headers_from(h.position + h.size)
+            h = next((x for x in after if x.max_timestamp >= timestamp), None)
+        return None
+
+    def max_timestamp_record(self) -> tuple[int, int, int] | None:
+        """(offset, timestamp, leader epoch) of the record holding the segment's max timestamp
+        (KIP-734, as Kafka 3.9 finds it: the batch, then the record inside)."""
+        h = self.find(self.max_timestamp_batch_offset)
+        if h is None:
+            return None
+        raw = self.read_batch(h)
+        recs = R.decode(raw, B.BatchHeader(raw, 0))
+        if not recs:
+            return None
+        best = max(recs, key=lambda r: r.timestamp)  # max() keeps the first of equals
+        return h.base_offset + best.offset_delta, best.timestamp, h.leader_epoch
+
     def read_batch(self, h: B.BatchHeader) -> bytes:
         return self.store.read(h.position, h.size)
 
@@ -185,13 +236,29 @@ class Segment:
 
     def truncate_to(self, offset: int) -> int:
         """Drop the batch holding `offset` and everything after (Kafka truncates whole
-        batches). Returns the bytes removed."""
+        batches). The index is cut at the last entry before the cut and the few batches from
+        there re-read. Returns the bytes removed."""
         h = self.find(offset)
         if h is None:
             return 0
         removed = self.store.size - h.position
         self.store.truncate(h.position)
-        self.recover(check_crc=False)
+        k = bisect_left(self._idx_positions, h.position) - 1  # entry to rescan from
+        if k <= 0:
+            self.recover(check_crc=False)
+            return removed
+        start = self._idx_positions[k]
+        self.max_timestamp = self._idx_ts_before[k]
+        self.max_timestamp_batch_offset = self._idx_ts_offset_before[k]
+        for arr in (self._idx_offsets, self._idx_positions, self._idx_ts_before, self._idx_ts_offset_before):
+            del arr[k:]
+        self._since_index = self.index_interval_bytes  # the first batch rescanned is indexed
+
+        def track(_buf, batch: B.BatchHeader, position: int) -> bool:
+            self._track(batch, position)
+            return True
+
+        self.scan(track, start)
         return removed
 
     def flush(self) -> None:
@@ -202,3 +269,34 @@ class Segment:
 
     def delete(self) -> None:
         self.store.delete()
+
+
+def open_segments(directory: str, index_interval_bytes: int, recovery_point: int, visit) -> list[Segment]:
+    """The `.log` files of a partition directory, recovered in offset order (Kafka's
+    `LogLoader`): CRC checked past the recovery point; at the first torn or invalid batch the
+    segment is truncated and every later segment deleted. Leftovers of an interrupted cleaning
+    or deletion go. `visit(buf, header)` sees every batch kept."""
+    bases = []
+    for name in os.listdir(directory):
+        if name.endswith((".cleaned", ".swap", ".deleted", ".tmp")):
+            os.unlink(os.path.join(directory, name))
+        elif name.endswith(".log") and name[:-4].isdigit():
+            bases.append(int(name[:-4]))
+    bases.sort()
+    segments = []
+    for i, base in enumerate(bases):
+        store = FileStore(os.path.join(directory, file_name(base)))
+        seg = Segment(base, store, index_interval_bytes, store.mtime_ms() or 0)
+        next_base = bases[i + 1] if i + 1 < len(bases) else None
+        cut = seg.recover(check_crc=next_base is None or next_base > recovery_point, visit=visit)
+        segments.append(seg)
+        if cut:
+            for later in bases[i + 1 :]:
+                os.unlink(os.path.join(directory, file_name(later)))
+            _log.warning(
+                "log recovery truncated a torn or corrupt tail", directory=directory,
+                segment=file_name(base), bytes_truncated=cut, next_offset=seg.next_offset,
+                segments_deleted=len(bases) - i - 1,
+            )
+            break
+    return segments

@@ -41,6 +41,11 @@ class Validated:
         return len(self.buffer)
 
 
+# A record's smallest encoding: length, attributes, timestamp delta, offset delta, key length,
+# value length and header count, one byte each (Kafka's `DefaultRecord`).
+_MIN_RECORD_SIZE = 7
+
+
 def _invalid(message: str) -> StorageError:
     return StorageError(ErrorCode.invalid_record, message)
 
@@ -69,10 +74,12 @@ def split(buf, *, strict: bool) -> list[B.BatchHeader]:
     return headers
 
 
-def check_batch(buf, h: B.BatchHeader, tp: str, from_client: bool) -> None:
-    """CRC, codec and Kafka's `LogValidator.validateBatch` header rules."""
+def check_batch(buf, h: B.BatchHeader, tp: str, origin: str) -> None:
+    """CRC, codec and Kafka's `LogValidator.validateBatch` header rules; origin is Kafka's
+    `AppendOrigin`: "client", "coordinator" or "replication" (the last two skip the client rules)."""
+    from_client = origin != "replication"
     if not h.crc_ok(buf):
-        raise R.corrupt(f"Record batch at offset {h.base_offset} in {tp} is corrupt (CRC mismatch)")
+        raise R.corrupt(f"Record is corrupt (stored crc = {h.crc}) in topic partition {tp}.")
     if h.codec not in B.CODECS:
         raise R.corrupt(f"Unknown compression codec {h.codec}")
     if h.last_offset_delta < 0:
@@ -86,14 +93,19 @@ def check_batch(buf, h: B.BatchHeader, tp: str, from_client: bool) -> None:
             f"Inconsistent batch offset range [{h.base_offset}, {h.last_offset}] and count of "
             f"records {h.record_count} in topic partition {tp}"
         )
-    if not from_client:
+    if h.codec == 0 and h.record_count * _MIN_RECORD_SIZE > h.size - B.HEADER_SIZE:
+        raise R.corrupt(
+            f"Record batch claims {h.record_count} records in {h.size - B.HEADER_SIZE} bytes"
+        )
+    if origin != "client":
         return
     if h.is_control:
-        raise _invalid("Clients are not allowed to write control records")
+        raise _invalid(f"Clients are not allowed to write control records in topic partition {tp}")
     if h.has_producer_id and h.base_sequence < 0:
-        raise _invalid(f"Invalid sequence number {h.base_sequence} in record batch with producerId {h.producer_id}")
-    if h.is_transactional and not h.has_producer_id:
-        raise _invalid("Transactional records must have a producer id")
+        raise _invalid(
+            f"Invalid sequence number {h.base_sequence} in record batch with producerId "
+            f"{h.producer_id} in topic partition {tp}"
+        )
 
 
 def _timestamp_errors(
@@ -101,7 +113,13 @@ def _timestamp_errors(
 ) -> list[tuple[int, str | None]]:
     """Per-record INVALID_TIMESTAMP errors (decodes only once the header shows a bad bound)."""
     low, high = now_ms - config.timestamp_before_max_ms, now_ms + config.timestamp_after_max_ms
-    if h.log_append_time:
+    if h.log_append_time:  # only a broker may set it (Kafka's validateTimestamp)
+        return [
+            (index_base + i, f"Invalid timestamp type in message with offset {h.base_offset + i}. "
+                             "Producer should not set timestamp type to LogAppendTime.")
+            for i in range(h.record_count)
+        ]
+    if config.message_timestamp_type == "LogAppendTime":
         return []
 
     def bad(ts: int) -> bool:
@@ -136,10 +154,33 @@ def _raise_record_errors(errors: list[tuple[int, str | None]], timestamps: bool)
     )
 
 
+def _check_size(size: int, config: LogConfig, tp: str) -> None:
+    """MESSAGE_TOO_LARGE as `UnifiedLog.analyzeAndValidateRecords` (and after re-compression)."""
+    if size > config.max_message_bytes:
+        raise StorageError(
+            ErrorCode.message_too_large,
+            f"The record batch size in the append to {tp} is {size} bytes which exceeds the "
+            f"maximum configured value of {config.max_message_bytes}.",
+        )
+
+
+def _require_keys(records, tp: str) -> None:
+    """INVALID_RECORD with per-record errors for keyless records on a compacted topic."""
+    errors = [
+        (i, f"Compacted topic cannot accept message without key in topic partition {tp}.")
+        for i, r in enumerate(records)
+        if r.key is None
+    ]
+    if errors:
+        _raise_record_errors(errors, timestamps=False)
+
+
 def validate_leader(
-    records: bytes, config: LogConfig, next_offset: int, leader_epoch: int, now_ms: int, tp: str
+    records: bytes, config: LogConfig, next_offset: int, leader_epoch: int, now_ms: int, tp: str,
+    origin: str = "client",
 ) -> Validated:
-    """A client's records for one partition, validated and assigned offsets from next_offset."""
+    """A client's records for one partition, validated and assigned offsets from next_offset.
+    origin "coordinator" (Kafka's `AppendOrigin.COORDINATOR`) may write control batches."""
     if not records:
         raise _invalid("Produce requests with version 3 and above must have at least one record batch")
     if len(records) < B.LOG_OVERHEAD + 5:
@@ -150,27 +191,21 @@ def validate_leader(
     if len(headers) != 1:
         raise _invalid("Compressed outer record has more than one batch")
     h = headers[0]
-    if h.size > config.max_message_bytes:
-        raise StorageError(
-            ErrorCode.message_too_large,
-            f"The record batch size in the append to {tp} is {h.size} bytes which exceeds the "
-            f"maximum configured value of {config.max_message_bytes}.",
+    if origin == "client" and h.base_offset != 0:  # Kafka 3.x analyzeAndValidateRecords
+        raise _invalid(
+            f"The baseOffset of the record batch in the append to {tp} should be 0, but it is {h.base_offset}"
         )
-    check_batch(records, h, tp, from_client=True)
+    _check_size(h.size, config, tp)
+    check_batch(records, h, tp, origin)
     errors = _timestamp_errors(records, h, config, now_ms, 0)
     if errors:
         _raise_record_errors(errors, timestamps=True)
     target = config.compression_type
-    recompress = target != "producer" and B.CODEC_IDS[target] != h.codec
-    decoded = R.decode(records, h) if (recompress or config.compact) else None
-    if config.compact:
-        errors = [
-            (i, f"Compacted topic cannot accept message without key in topic partition {tp}.")
-            for i, r in enumerate(decoded)
-            if r.key is None
-        ]
-        if errors:
-            _raise_record_errors(errors, timestamps=False)
+    recompress = target != "producer" and B.CODEC_IDS[target] != h.codec and not h.is_control
+    compact = config.compact and not h.is_control
+    decoded = R.decode(records, h) if (recompress or compact) else None
+    if compact:
+        _require_keys(decoded, tp)
     if recompress:
         buf = R.build(
             decoded,
@@ -181,38 +216,30 @@ def validate_leader(
             base_sequence=h.base_sequence,
         )
         h = B.BatchHeader(buf, 0)
-        if h.size > config.max_message_bytes:
-            raise StorageError(
-                ErrorCode.message_too_large,
-                f"Message batch size is {h.size} bytes in append to partition {tp} which "
-                f"exceeds the maximum configured size of {config.max_message_bytes}.",
-            )
+        _check_size(h.size, config, tp)
     else:
         buf = bytearray(records)
     return _assign(buf, h, config, next_offset, leader_epoch, now_ms)
 
 
 def _assign(buf: bytearray, h, config, next_offset, leader_epoch, now_ms) -> Validated:
+    """Patch the batch at buf[0:] and its header view `h` alike."""
     B.set_base_offset(buf, 0, next_offset)
     B.set_leader_epoch(buf, 0, leader_epoch)
+    h.base_offset, h.leader_epoch = next_offset, leader_epoch
     log_append_time = -1
     if config.message_timestamp_type == "LogAppendTime":
         B.set_max_timestamp(buf, 0, h.size, True, now_ms)
-        log_append_time = now_ms
-    elif h.log_append_time:  # a client may not claim LogAppendTime on a CreateTime topic
-        B.set_max_timestamp(buf, 0, h.size, False, h.max_timestamp)
-    return Validated(buf, [B.BatchHeader(buf, 0)], log_append_time)
+        h.attributes |= B.TIMESTAMP_TYPE_MASK
+        h.max_timestamp = log_append_time = now_ms
+    return Validated(buf, [h], log_append_time)
 
 
 def _convert_legacy(records, config, next_offset, leader_epoch, now_ms, tp) -> Validated:
     """Kafka 3.x `LogValidator.convertAndAssignOffsets*`: magic 0/1 -> one v2 batch."""
     messages, source_codec, _ = R.decode_legacy(records)
-    if len(records) > config.max_message_bytes and source_codec:
-        raise StorageError(
-            ErrorCode.message_too_large,
-            f"The record batch size in the append to {tp} is {len(records)} bytes which exceeds "
-            f"the maximum configured value of {config.max_message_bytes}.",
-        )
+    if source_codec:
+        _check_size(len(records), config, tp)
     low, high = now_ms - config.timestamp_before_max_ms, now_ms + config.timestamp_after_max_ms
     if config.message_timestamp_type == "CreateTime":
         errors = [
@@ -224,34 +251,33 @@ def _convert_legacy(records, config, next_offset, leader_epoch, now_ms, tp) -> V
         if errors:
             _raise_record_errors(errors, timestamps=True)
     if config.compact:
-        errors = [
-            (i, f"Compacted topic cannot accept message without key in topic partition {tp}.")
-            for i, m in enumerate(messages)
-            if m.key is None
-        ]
-        if errors:
-            _raise_record_errors(errors, timestamps=False)
+        _require_keys(messages, tp)
     target = config.compression_type
     codec = source_codec if target == "producer" else B.CODEC_IDS[target]
     buf = R.build(
         [R.Record(i, m.timestamp, m.key, m.value, []) for i, m in enumerate(messages)], codec
     )
     h = B.BatchHeader(buf, 0)
-    if h.size > config.max_message_bytes:
-        raise StorageError(
-            ErrorCode.message_too_large,
-            f"Message batch size is {h.size} bytes in append to partition {tp} which exceeds "
-            f"the maximum configured size of {config.max_message_bytes}.",
-        )
+    _check_size(h.size, config, tp)
     return _assign(buf, h, config, next_offset, leader_epoch, now_ms)
 
 
-def validate_follower(records: bytes, tp: str) -> Validated:
+def validate_follower(records: bytes, tp: str, log_end_offset: int = 0) -> Validated:
     """A leader's batches as fetched: offsets kept, CRC checked, trailing partial batch dropped
-    (Kafka's `appendAsFollower` through `analyzeAndValidateRecords`)."""
+    (Kafka's `appendAsFollower` through `analyzeAndValidateRecords`); batches wholly below
+    log_end_offset (a re-fetch) are left out."""
     headers = split(records, strict=False)
+    known = 0
+    while known < len(headers) and headers[known].last_offset < log_end_offset:
+        known += 1
+    if known:
+        start = headers[known].position if known < len(headers) else len(records)
+        records = records[start:]
+        headers = headers[known:]
+        for h in headers:
+            h.position -= start
     for h in headers:
-        check_batch(records, h, tp, from_client=False)
+        check_batch(records, h, tp, "replication")
     for prev, h in zip(headers, headers[1:]):
         if h.base_offset <= prev.last_offset:
             raise StorageError(

@@ -1,4 +1,4 @@
-"""ApiVersions: derived from the api table."""
+"""ApiVersions: derived from the api table (Produce advertised from v0, served from v3)."""
 
 from model.errors import ErrorCode
 
@@ -11,7 +11,7 @@ _KEY = 18
 
 def _ranges(only: int | None = None) -> list[dict]:
     return [
-        {"api_key": api.key, "min_version": api.min_version, "max_version": api.max_version}
+        {"api_key": api.key, "min_version": api.advertised_range[0], "max_version": api.max_version}
         for api in sorted(api_table.TABLE.values(), key=lambda a: a.key)
         if only is None or api.key == only
     ]

@@ -3,8 +3,9 @@
 Versions: v1 nothing new; v2 flexible. Delete on the topic, else TOPIC_AUTHORIZATION_FAILED;
 only the leader answers. offset -1 means the high watermark; an offset beyond the high
 watermark (or negative) is OFFSET_OUT_OF_RANGE (ReplicaManager.deleteRecordsOnLocalLog). The
-answer's low_watermark is the new log start offset; followers take it from their next fetch
-(Kafka also waits for them in DelayedDeleteRecords; fauxka answers once the leader moved).
+answer waits, as DelayedDeleteRecords, until every live replica's log start offset (reported in
+its fetches) reached the offset: low_watermark is then the smallest of them; REQUEST_TIMED_OUT
+at the request's timeout.
 """
 
 from model.errors import ErrorCode
@@ -23,4 +24,14 @@ async def handle(ctx, request):
         lambda p: {"partition_index": p.partition_index, "low_watermark": -1, "error_code": ErrorCode.none},
         lambda p, t=topic.name: {"low_watermark": replicas.delete_records(t, p.partition_index, p.offset)})}
         for topic in request.topics]
+    targets = {(t["name"], e["partition_index"]): e["low_watermark"] for t in topics for e in t["partitions"]
+               if e["error_code"] == ErrorCode.none}
+    lows = await replicas.low_watermarks(targets, int(request.timeout.total_seconds() * 1000)) if targets else {}
+    for t in topics:
+        for e in t["partitions"]:
+            low = lows.get((t["name"], e["partition_index"]))
+            if isinstance(low, ErrorCode):
+                e.update(error_code=low, low_watermark=-1)
+            elif low is not None:
+                e["low_watermark"] = low
     return build(response_schema(_KEY, ctx.version), {"throttle_time": 0, "topics": topics})

@@ -8,7 +8,8 @@ topic_partitions null means every partition; per partition UNKNOWN_TOPIC_OR_PART
 partition does not exist.", ELECTION_NOT_NEEDED (preferred: already led by the preferred replica;
 unclean: led by a live broker), PREFERRED_LEADER_NOT_AVAILABLE / ELIGIBLE_LEADERS_NOT_AVAILABLE
 "Failed to elect leader for partition t-p under strategy ...". Results come once the controller
-has written the new leaders (Kafka waits in DelayedElectLeader for the same).
+has written the new leaders (Kafka waits in DelayedElectLeader for the same); a forwarding broker
+passes them on once its own cache shows them (after_forward), so a Metadata there agrees.
 """
 
 from collections import defaultdict
@@ -19,6 +20,7 @@ from zkstore.fenced import ControllerMoved
 
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from .admin_common import forwarded_wait_s
 
 _KEY = 43
 
@@ -53,3 +55,26 @@ def _response(ctx, top_level: ErrorCode, results: dict):
     return build(response_schema(_KEY, ctx.version), {
         "throttle_time": 0, "error_code": top_level,
         "replica_election_results": [{"topic": t, "partition_result": ps} for t, ps in by_topic.items()]})
+
+
+async def after_forward(ctx, request, response, received: float) -> None:
+    """Until this broker's cache shows every elected partition led by its preferred replica
+    (PREFERRED) or by a live broker (UNCLEAN), bounded by the request's timeout."""
+    elected = {(t.topic, p.partition_id) for t in response.replica_election_results for p in t.partition_result
+               if int(p.error_code) == 0}
+    if not elected:
+        return
+    cache, preferred = ctx.cache, getattr(request, "election_type", 0) == 0
+
+    def shown(key) -> bool:
+        state = cache.partition_states.get(key)
+        replicas = cache.partitions_of(key[0]).get(key[1])
+        if state is None or not replicas:
+            return False
+        return state.leader == replicas[0] if preferred else state.leader in cache.brokers
+
+    def complete(topics: set[str]) -> set[str]:
+        return {t for t in topics if all(shown(k) for k in elected if k[0] == t)}
+
+    purgatory = ctx.broker.admin.purgatory
+    await purgatory.wait({t for t, _ in elected}, complete, forwarded_wait_s(ctx, request, received))

@@ -1,13 +1,12 @@
 """Fetch v4-v16: translate to ReplicaManager.fetch and back.
 
 Versions: v4 isolation_level and last_stable_offset/aborted_transactions; v5 log_start_offset;
-v7 fetch sessions (KIP-227); v9 current_leader_epoch (KIP-320 fencing); v11 rack_id (KIP-392);
-v12 flexible, last_fetched_epoch and diverging_epoch, current_leader; v13 topic ids instead of
-names (UNKNOWN_TOPIC_ID); v15 replica_state replaces replica_id (KIP-903); v16 node_endpoints
-(KIP-951). Sessions: this broker creates none (session_id 0 in every answer), which KIP-227
-allows: clients then send full fetches. A fetch naming a session gets
-FETCH_SESSION_ID_NOT_FOUND; session 0 with an epoch other than -1 or 0 INVALID_FETCH_SESSION_EPOCH.
-A follower's fetch (replica_id >= 0) needs ClusterAction on the cluster.
+v7 fetch sessions (KIP-227: broker/replication/fetch_sessions.py); v9 current_leader_epoch
+(KIP-320 fencing); v11 rack_id (KIP-392; no preferred read replica: -1); v12 flexible,
+last_fetched_epoch and diverging_epoch, current_leader; v13 topic ids instead of names
+(UNKNOWN_TOPIC_ID); v15 replica_state replaces replica_id (KIP-903); v16 node_endpoints
+(KIP-951). A follower's fetch (replica_id >= 0) needs ClusterAction on the cluster; a consumer's
+Read on each topic (TOPIC_AUTHORIZATION_FAILED).
 """
 
 import uuid
@@ -17,6 +16,7 @@ from model.errors import ErrorCode
 
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..replication.fetch_sessions import FetchSessionCache, SessionPartition
 from ..replication.reads import READ_COMMITTED, FetchWant
 from .produce import node_endpoints
 
@@ -26,60 +26,74 @@ _LEADER_HINT = (ErrorCode.not_leader_or_follower, ErrorCode.fenced_leader_epoch)
 
 
 async def handle(ctx, request):
-    version = ctx.version
-    if request.session_id != 0 or request.session_epoch not in (-1, 0):
-        code = ErrorCode.fetch_session_id_not_found if request.session_id != 0 else ErrorCode.invalid_fetch_session_epoch
-        return build(response_schema(_KEY, version), {"throttle_time": 0, "error_code": code, "session_id": 0,
+    version, cache = ctx.version, ctx.cache
+    sessions = ctx.broker.replicas.fetch_sessions
+    error, session, full = sessions.begin(request.session_id, request.session_epoch) if version >= 7 else (
+        ErrorCode.none, None, True)
+    if error != ErrorCode.none:
+        return build(response_schema(_KEY, version), {"throttle_time": 0, "error_code": error, "session_id": 0,
                                                       "responses": ()})
     replica_id = request.replica_state.replica_id if version >= 15 else request.replica_id
     follower = replica_id >= 0
     cluster_action = not follower or ctx.authorized("CLUSTER_ACTION", "CLUSTER", CLUSTER_NAME)
-    isolation = int(request.isolation_level)
-    cache = ctx.cache
-    slots: list[tuple[str | None, uuid.UUID, list]] = []  # per topic: name, id, [(index, error | want)]
-    wants: list[FetchWant] = []
     readable: dict[str, bool] = {}
+    refused: list[tuple[str | None, uuid.UUID, int, ErrorCode]] = []  # answered without reading
+    wanted: dict[tuple[str, int], SessionPartition] = {}
     for topic in request.topics:
-        if version >= 13:
-            topic_id = topic.topic_id or ZERO_UUID
-            name = cache.topic_by_id(topic_id)
-            missing = ErrorCode.unknown_topic_id
-        else:
-            name, missing = topic.topic, ErrorCode.unknown_topic_or_partition
-            assignment = cache.topics.get(name)
-            topic_id = assignment.topic_id if assignment and assignment.topic_id else ZERO_UUID
+        name, topic_id, missing = _topic(cache, topic, version)
         if name is not None and name not in readable:
             readable[name] = cluster_action and (follower or ctx.authorized("READ", "TOPIC", name))
-        entries = []
         for p in topic.partitions:
             if name is None or name not in cache.topics:
-                entries.append((p.partition, missing))
+                refused.append((name, topic_id, p.partition, missing))
             elif not readable[name]:
-                entries.append((p.partition, ErrorCode.topic_authorization_failed))
+                refused.append((name, topic_id, p.partition, ErrorCode.topic_authorization_failed))
             else:
-                want = FetchWant(name, p.partition, p.fetch_offset, p.partition_max_bytes,
-                                 getattr(p, "current_leader_epoch", -1), getattr(p, "last_fetched_epoch", -1))
-                wants.append(want)
-                entries.append((p.partition, want))
-        slots.append((name, topic_id, entries))
-    max_wait_ms = int(request.max_wait.total_seconds() * 1000)
-    results = await ctx.broker.replicas.fetch(wants, replica_id, isolation, max_wait_ms, request.min_bytes,
-                                              request.max_bytes) if wants else []
-    by_want = {id(w): r for w, r in zip(wants, results)}
+                wanted[(name, p.partition)] = SessionPartition(
+                    p.fetch_offset, p.partition_max_bytes, getattr(p, "current_leader_epoch", -1),
+                    getattr(p, "last_fetched_epoch", -1), getattr(p, "log_start_offset", -1))
+    if session is not None and not full:
+        forgotten = [(_topic(cache, t, version)[0], p) for t in request.forgotten_topics_data for p in t.partitions]
+        sessions.update(session, wanted, [k for k in forgotten if k[0] is not None])
+        wanted = dict(session.partitions)
+    elif session is not None:
+        sessions.update(session, wanted, [])
+    wants = [FetchWant(t, i, part.fetch_offset, part.max_bytes, part.current_leader_epoch, part.last_fetched_epoch,
+                       part.log_start_offset) for (t, i), part in wanted.items()]
+    isolation = int(request.isolation_level)
+    results = await ctx.broker.replicas.fetch(wants, replica_id, isolation, int(request.max_wait.total_seconds() * 1000),
+                                              request.min_bytes, request.max_bytes) if wants else []
+    topics: dict[tuple[str | None, uuid.UUID], list[dict]] = {}
+    for name, topic_id, index, code in refused:
+        topics.setdefault((name, topic_id), []).append(_partition(index, code))
     hinted: set[int] = set()
-    responses = []
-    for name, topic_id, entries in slots:
-        partitions = []
-        for index, outcome in entries:
-            if isinstance(outcome, ErrorCode):
-                partitions.append(_partition(index, outcome))
-                continue
-            partitions.append(_data(index, by_want[id(outcome)], isolation, hinted))
-        responses.append({"topic": name or "", "topic_id": topic_id, "partitions": partitions})
+    for want, result in zip(wants, results):
+        marks = (result.high_watermark, result.last_stable_offset, result.log_start_offset)
+        part = wanted[(want.topic, want.index)]
+        if FetchSessionCache.changed(part, result.error, result.records, marks) or full:
+            topics.setdefault((want.topic, _topic_id(cache, want.topic)), []).append(
+                _data(want.index, result, isolation, hinted))
+    if session is not None:
+        sessions.advance(session)
     return build(response_schema(_KEY, version), {
-        "throttle_time": 0, "error_code": ErrorCode.none, "session_id": 0, "responses": responses,
+        "throttle_time": 0, "error_code": ErrorCode.none, "session_id": session.id if session is not None else 0,
+        "responses": [{"topic": name or "", "topic_id": topic_id, "partitions": parts}
+                      for (name, topic_id), parts in topics.items()],
         "node_endpoints": node_endpoints(ctx, hinted),
     })
+
+
+def _topic(cache, topic, version: int) -> tuple[str | None, uuid.UUID, ErrorCode]:
+    """(name or None, topic id, the error for a missing topic) of a request's topic entry."""
+    if version >= 13:
+        topic_id = topic.topic_id or ZERO_UUID
+        return cache.topic_by_id(topic_id), topic_id, ErrorCode.unknown_topic_id
+    return topic.topic, _topic_id(cache, topic.topic), ErrorCode.unknown_topic_or_partition
+
+
+def _topic_id(cache, name: str) -> uuid.UUID:
+    assignment = cache.topics.get(name)
+    return assignment.topic_id if assignment is not None and assignment.topic_id else ZERO_UUID
 
 
 def _partition(index: int, error: ErrorCode) -> dict:
@@ -92,7 +106,8 @@ def _data(index: int, result, isolation: int, hinted: set[int]) -> dict:
         "partition_index": index, "error_code": result.error, "high_watermark": result.high_watermark,
         "last_stable_offset": result.last_stable_offset, "log_start_offset": result.log_start_offset,
         # Kafka sends no aborted list to read_uncommitted consumers, an empty one without aborts
-        "aborted_transactions": () if isolation == READ_COMMITTED and result.error == ErrorCode.none else None,
+        "aborted_transactions": [{"producer_id": pid, "first_offset": first} for pid, first in result.aborted or ()]
+        if isolation == READ_COMMITTED and result.error == ErrorCode.none else None,
         "preferred_read_replica": -1, "records": result.records,
     }
     if result.diverging_epoch is not None:

@@ -29,6 +29,13 @@ class Api:
     max_version: int
     forwardable: bool = False  # KIP-590: a non-controller forwards it to the controller
     role: Role = field(default=Role.ANY, kw_only=True)  # who answers it; enforced by broker/dispatch.py
+    advertised_min_version: int | None = None  # ApiVersions' minimum when below what is served
+
+    @property
+    def advertised_range(self) -> tuple[int, int]:
+        """(min, max) as ApiVersions tells clients."""
+        low = self.min_version if self.advertised_min_version is None else self.advertised_min_version
+        return low, self.max_version
 
     def supports(self, version: int) -> bool:
         return self.min_version <= version <= self.max_version
@@ -76,7 +83,9 @@ def _functions(name: str) -> tuple[Callable, Callable | None, Callable | None, C
 TABLE: dict[int, Api] = {
     api.key: api
     for api in (
-        Api(0, "produce", 3, 11, role=Role.LEADER),
+        # Produce v0-v2 advertised, never served (Kafka 4's KAFKA-18659): librdkafka before 2.11.1
+        # compresses gzip/snappy/lz4 only when a broker's Produce range starts at 0 (librdkafka#4956)
+        Api(0, "produce", 3, 11, advertised_min_version=0, role=Role.LEADER),
         Api(1, "fetch", 4, 16, role=Role.LEADER),
         Api(2, "list_offsets", 1, 9, role=Role.LEADER),
         Api(3, "metadata", 0, 12),

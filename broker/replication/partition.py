@@ -17,6 +17,7 @@ class FollowerState:
     last_caught_up_ms: float = 0.0  # last time its fetch reached the leader's end offset
     last_fetch_leader_leo: int = 0  # the leader's end offset at the follower's previous fetch
     last_fetch_ms: float = 0.0
+    log_start_offset: int = -1  # what the follower's last fetch said (DeleteRecords' low watermark)
 
 
 @dataclass(slots=True)
@@ -100,7 +101,13 @@ class Partition:
             return True
         return False
 
-    def update_follower(self, replica_id: int, fetch_offset: int, now_ms: float) -> None:
+    def low_watermark(self, live: set[int]) -> int:
+        """The smallest log start offset of the live replicas (Partition.lowWatermarkIfLeader)."""
+        starts = [self.log.log_start_offset]
+        starts += [s.log_start_offset for r, s in self.followers.items() if r in live]
+        return min(starts)
+
+    def update_follower(self, replica_id: int, fetch_offset: int, now_ms: float, log_start_offset: int = -1) -> None:
         """A follower fetched from `fetch_offset`: it has everything before it
         (Partition.updateFollowerFetchState; caught up = reached the leader's end offset now, or
         the end offset the leader had at its previous fetch)."""
@@ -113,6 +120,7 @@ class Partition:
         elif fetch_offset >= state.last_fetch_leader_leo:
             state.last_caught_up_ms = max(state.last_caught_up_ms, state.last_fetch_ms)
         state.log_end_offset = fetch_offset
+        state.log_start_offset = log_start_offset
         state.last_fetch_leader_leo = leo
         state.last_fetch_ms = now_ms
 

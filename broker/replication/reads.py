@@ -32,6 +32,7 @@ class FetchWant:
     max_bytes: int
     current_leader_epoch: int = -1
     last_fetched_epoch: int = -1
+    log_start_offset: int = -1  # a follower's own log start offset
 
 
 @dataclass(slots=True)
@@ -43,6 +44,7 @@ class FetchResult:
     records: bytes = b""
     diverging_epoch: tuple[int, int] | None = None  # (epoch, end offset) the follower must truncate to
     current_leader: tuple[int, int] | None = None  # (leader id, epoch) hint with NOT_LEADER / fencing errors
+    aborted: list[tuple[int, int]] | None = None  # (producer id, first offset) for read_committed
 
 
 class Reader:
@@ -81,9 +83,9 @@ class Reader:
                 continue
             if want.current_leader_epoch >= 0 and want.current_leader_epoch != partition.leader_epoch:
                 continue
-            partition.update_follower(replica_id, want.fetch_offset, now_ms)
-            if partition.maybe_advance_high_watermark():
-                replicas.high_watermark_moved(partition)
+            partition.update_follower(replica_id, want.fetch_offset, now_ms, want.log_start_offset)
+            partition.maybe_advance_high_watermark()
+            replicas.high_watermark_moved(partition)  # acks=all and DeleteRecords waiters look again
             new_isr = partition.expansion_candidate(replica_id)
             if new_isr is not None:
                 replicas.isr.request_change(partition, new_isr, "expand")
@@ -125,6 +127,8 @@ class Reader:
             return result
         try:
             result.records = log.read(offset, limit, bound, min_one_batch)
+            if isolation_level == READ_COMMITTED and not follower and result.records:
+                result.aborted = log.aborted_transactions(offset, bound)  # Kafka's transaction index
         except OffsetOutOfRange:
             result.error = ErrorCode.offset_out_of_range
         except KafkaError as exc:

@@ -19,6 +19,7 @@ from storage.log_manager import LogManager
 
 from ..purgatory import Purgatory
 from .appends import Appender
+from .fetch_sessions import FetchSessionCache
 from .fetcher import FetcherManager
 from .isr import IsrManager
 from .metrics import ReplicationMetrics
@@ -46,6 +47,7 @@ class ReplicaManager:
         self.metrics = ReplicationMetrics(broker.metrics.registry, self)
         self.appender = Appender(self)
         self.reader = Reader(self)
+        self.fetch_sessions = FetchSessionCache(self.config["max.incremental.fetch.session.cache.slots"])
         self.fetchers = FetcherManager(self)
         self.isr = IsrManager(self)
         self._unsubscribe = None
@@ -98,11 +100,22 @@ class ReplicaManager:
         return task
 
     def checkpoint(self) -> None:
-        self.logs.write_high_watermarks({key: p.log.high_watermark for key, p in self.partitions.items()})
+        """Flush and write recovery points, log start offsets and high watermarks, here and now."""
         self.logs.checkpoint()
 
     async def _checkpoint_periodically(self) -> None:
-        await self._every("replica.high.watermark.checkpoint.interval.ms", self.checkpoint)
+        """Kafka's high-watermark checkpoint task; the fsyncs and file writes run in a worker
+        thread while appends go on (storage's begin_checkpoint / run / finish)."""
+        interval = self.config["replica.high.watermark.checkpoint.interval.ms"] / 1000
+        while True:
+            await asyncio.sleep(interval)
+            job = self.logs.begin_checkpoint()
+            try:
+                await asyncio.to_thread(job.run)
+            except OSError as exc:
+                self.log.error("checkpoint failed", error=repr(exc))
+                continue
+            job.finish()
 
     async def _every(self, key: str, work) -> None:
         """Run `work()` every `key` ms (Kafka's scheduler tasks: checkpoints, retention, cleaning)."""
@@ -189,7 +202,8 @@ class ReplicaManager:
             return  # the state znode is not written (or not read) yet
         partition = self.partitions.get(key)
         if partition is None:
-            log = self.logs.get_or_create(topic, index, self.log_config(topic))
+            assignment = self.cache.topics[topic]  # its topic id replaces a log of an earlier same-named topic
+            log = self.logs.get_or_create(topic, index, self.log_config(topic), topic_id=assignment.topic_id)
             saved_hw = self._saved_hws.pop(key, None)
             if saved_hw is not None:
                 log.high_watermark = saved_hw
@@ -237,15 +251,32 @@ class ReplicaManager:
         return partition.log.end_offset_for_epoch(epoch)
 
     def delete_records(self, topic: str, index: int, offset: int) -> int:
-        """DeleteRecords on the leader: the new log start offset (offset -1: the high watermark)."""
-        partition = self.leader_partition(topic, index)
-        log = partition.log
+        """DeleteRecords on the leader: moves its log start offset to `offset` (-1: the high
+        watermark) and returns it; the caller then waits for the replicas (low_watermarks)."""
+        log = self.leader_partition(topic, index).log
         target = log.high_watermark if offset == -1 else offset
         if target < 0 or target > log.high_watermark:
             raise KafkaError(ErrorCode.offset_out_of_range)
         if target > log.log_start_offset:
             log.advance_log_start_offset(target)
-        return log.log_start_offset
+        return target
+
+    async def low_watermarks(self, targets: dict[tuple[str, int], int], timeout_ms: int) -> dict:
+        """DelayedDeleteRecords: per partition, the smallest log start offset of its live replicas
+        once it reached the target, else an ErrorCode (REQUEST_TIMED_OUT at the timeout,
+        NOT_LEADER_OR_FOLLOWER when leadership moved meanwhile)."""
+        epochs = {key: self.partitions[key].leader_epoch for key in targets}
+
+        def outcome(key: tuple[str, int]):
+            partition = self.partitions.get(key)
+            if partition is None or not partition.is_leader or partition.leader_epoch != epochs[key]:
+                return ErrorCode.not_leader_or_follower
+            low = partition.low_watermark(set(self.cache.brokers) | {self.broker_id})
+            return low if low >= targets[key] else None
+
+        deadline = time.monotonic() + max(timeout_ms, 0) / 1000
+        await self.purgatory.wait(targets.keys(), lambda: all(outcome(k) is not None for k in targets), deadline)
+        return {key: ErrorCode.request_timed_out if (o := outcome(key)) is None else o for key in targets}
 
     def high_watermark_moved(self, partition: Partition) -> None:
         """Wake whoever waits on this partition (acks=all produces, consumers' long polls)."""

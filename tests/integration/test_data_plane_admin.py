@@ -68,3 +68,14 @@ def test_metrics_count_bytes_messages_and_log_end_offsets(cluster):
     assert lines[f'fauxka_topic_bytes_out_total{{topic="{topic}"}}'] > 0
     assert lines[f'fauxka_log_end_offset{{partition="0",topic="{topic}"}}'] == 11
     assert "fauxka_under_replicated_partitions" in lines and "fauxka_isr_changes_total" in text
+
+
+def test_deleting_a_topic_deletes_its_logs_on_every_replica(cluster):
+    from tests.admin_helpers import delete_topics
+
+    topic, _, leader = _topic(cluster)
+    dirs = [b.work_dir / f"data-{i}" / f"{topic}-0" for i, b in cluster.brokers.items()]
+    wait_for(lambda: all(d.is_dir() for d in dirs), 10, what="a log on each replica")
+    [deleted] = delete_topics(cluster.controller_address(), [topic])
+    assert int(deleted.error_code) == 0
+    wait_for(lambda: not any(d.exists() for d in dirs), 15, what="the logs deleted")

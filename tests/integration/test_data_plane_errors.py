@@ -99,11 +99,33 @@ def test_fetch_by_topic_id(cluster):
     assert int(unknown.responses[0].partitions[0].error_code) == 100  # UNKNOWN_TOPIC_ID
 
 
-def test_fetch_sessions_are_declined(cluster):
+def _session_fetch(address: str, session_id: int, epoch: int, partitions: list[tuple[str, int, int]]):
+    topics: dict[str, list[dict]] = {}
+    for topic, partition, offset in partitions:
+        topics.setdefault(topic, []).append({"partition": partition, "current_leader_epoch": -1, "fetch_offset": offset,
+                                             "last_fetched_epoch": -1, "log_start_offset": -1,
+                                             "partition_max_bytes": 1 << 20})
+    return send(address, 1, 12, {
+        "cluster_id": None, "replica_id": -1, "max_wait": 0, "min_bytes": 1, "max_bytes": 1 << 24, "isolation_level": 0,
+        "session_id": session_id, "session_epoch": epoch, "forgotten_topics_data": (), "rack_id": "",
+        "topics": [{"topic": t, "partitions": ps} for t, ps in topics.items()]})
+
+
+def test_incremental_fetch_sessions(cluster):
     topic, leader, _ = _topic(cluster)
-    response = fetch(leader, topic, 0, 0, session_epoch=0)  # asks for a new session
-    assert response.session_id == 0 and int(response.error_code) == 0
-    assert int(fetch(leader, topic, 0, 0, session_id=12345, session_epoch=1).error_code) == 70
+    full = _session_fetch(leader, 0, 0, [(topic, 0, 0)])  # a full fetch that opens a session
+    session = full.session_id
+    assert session != 0 and [p.partition_index for p in full.responses[0].partitions] == [0]
+    quiet = _session_fetch(leader, session, 1, [])  # nothing changed: no partition in the answer
+    assert int(quiet.error_code) == 0 and quiet.session_id == session and quiet.responses == ()
+    produce(leader, topic, 0, batch([b"a", b"b"]))
+    news = _session_fetch(leader, session, 2, [])  # the session remembers partition 0 at offset 0
+    assert _offsets(news.responses[0].partitions[0].records) == [0, 1]
+    assert int(_session_fetch(leader, session, 7, []).error_code) == 71  # INVALID_FETCH_SESSION_EPOCH
+    assert int(_session_fetch(leader, session + 1, 1, []).error_code) == 70  # FETCH_SESSION_ID_NOT_FOUND
+    closed = _session_fetch(leader, session, -1, [(topic, 0, 2)])  # close: a sessionless full fetch
+    assert closed.session_id == 0 and int(closed.error_code) == 0
+    assert int(_session_fetch(leader, session, 3, []).error_code) == 70
 
 
 def test_long_poll_waits_for_max_wait_then_answers_empty(cluster):
@@ -147,3 +169,30 @@ def test_list_offsets(cluster):
     assert list_offset(leader, topic, 0, 6000).offset == -1
     newest = list_offset(leader, topic, 0, -3)
     assert (newest.offset, newest.timestamp) == (3, 5000)
+
+
+def test_acks_zero_gets_no_response(cluster):
+    from broker.protocol.build import build
+    from broker.protocol.codec import decode_response, encode_request, request_schema
+    from broker.protocol.framing import read_frame
+
+    topic, leader, _ = _topic(cluster, rf=1)
+    produce_cls, metadata_cls = request_schema(0, 9), request_schema(3, 12)
+
+    async def exchange():
+        host, _, port = leader.rpartition(":")
+        reader, writer = await asyncio.open_connection(host, int(port))
+        try:
+            writer.write(encode_request(build(produce_cls, {
+                "transactional_id": None, "acks": 0, "timeout": 1000,
+                "topic_data": [{"name": topic, "partition_data": [{"index": 0, "records": batch([b"fire"])}]}]}), 1, "t"))
+            writer.write(encode_request(build(metadata_cls, {
+                "topics": None, "allow_auto_topic_creation": False,
+                "include_topic_authorized_operations": False}), 2, "t"))
+            frame = await asyncio.wait_for(read_frame(reader, 1 << 20), 10)
+            return decode_response(frame, metadata_cls)[0]
+        finally:
+            writer.close()
+
+    assert asyncio.run(exchange()) == 2  # the first answer is Metadata's: Produce acks=0 got none
+    assert list_offset(leader, topic, 0, -1).offset == 1  # and the record was appended

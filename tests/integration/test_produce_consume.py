@@ -190,3 +190,23 @@ def test_two_producer_ids_differ(cluster):
     txn = send(cluster.bootstrap.split(",")[0], 22, 5, {"transactional_id": "tx", "transaction_timeout": 60000,
                                                         "producer_id": -1, "producer_epoch": -1})
     assert int(txn.error_code) == 15  # COORDINATOR_NOT_AVAILABLE: no transaction coordinator yet
+
+
+@pytest.mark.skipif(shutil.which("kcat") is None, reason="kcat is not installed")
+@pytest.mark.parametrize("codec,bits", [
+    ("gzip", 1), ("snappy", 2), ("zstd", 4),
+    # librdkafka 2.0.2's LZ4 feature also needs FindCoordinator v0 (rdkafka_feature.c), which comes with groups
+    pytest.param("lz4", 3, marks=pytest.mark.xfail(strict=True, reason="needs FindCoordinator (groups issue)"))])
+def test_kcat_batches_are_stored_compressed(cluster, codec, bits):
+    """Debian's kcat links librdkafka 2.0.2, which compresses gzip/snappy/lz4 only when the broker
+    advertises Produce v0 (librdkafka#4956): the stored batch shows the codec it really sent."""
+    from tests.data_helpers import fetch, leader_of
+
+    topic = _topic(cluster)
+    lines = "".join(f"line {i} {'x' * 300}\n" for i in range(20))  # compressible: librdkafka sends a batch
+    out = subprocess.run(["kcat", "-P", "-b", cluster.bootstrap, "-t", topic, "-p", "0", "-z", codec],  # plain when
+                         input=lines, capture_output=True, text=True, timeout=60)  # compressing does not shrink it
+    assert out.returncode == 0, out.stderr
+    records = fetch(cluster.address_of(leader_of(cluster, topic)), topic, 0, 0).responses[0].partitions[0].records
+    attributes = int.from_bytes(records[21:23], "big")
+    assert attributes & 0x7 == bits

@@ -199,3 +199,27 @@ def test_followers_replicate_over_a_sasl_inter_broker_listener(make_cluster):
         producer.produce(topic, str(i).encode(), partition=0, on_delivery=lambda err, msg: err and failures.append(err))
     assert producer.flush(30) == 0 and failures == []  # min.insync.replicas=3: both followers fetched
     assert _read_all(cluster.bootstrap, topic, 1)[0] == list(range(100))
+
+
+def test_acks_all_times_out_while_the_followers_are_stopped(make_cluster):
+    from tests.data_helpers import batch, produce
+
+    cluster = make_cluster(3, {"replica.lag.time.max.ms": "60000"})  # they stay in the ISR meanwhile
+    topic = _topic(cluster)
+    leader, _ = _state(cluster, topic)
+    address = cluster.address_of(leader)
+    wait_for(lambda: int(produce(address, topic, 0, batch([b"warm"]))[0].error_code) == 0, 15, what="acks=all works")
+    followers = [b for b in cluster.brokers if b != leader]
+    for follower in followers:
+        cluster.brokers[follower].signal(signal.SIGSTOP)
+    try:
+        started = time.monotonic()
+        part, _ = produce(address, topic, 0, batch([b"stuck"]), timeout_ms=1500)
+        assert int(part.error_code) == 7  # REQUEST_TIMED_OUT, at the request's timeout
+        assert 1.4 < time.monotonic() - started < 10
+        assert int(produce(address, topic, 0, batch([b"one"]), acks=1)[0].error_code) == 0  # the leader appends
+    finally:
+        for follower in followers:
+            cluster.brokers[follower].signal(signal.SIGCONT)
+    wait_for(lambda: int(produce(address, topic, 0, batch([b"again"]))[0].error_code) == 0, 15,
+             what="acks=all again once the followers fetch")

@@ -10,7 +10,8 @@ from zkstore import paths as zp
 
 
 def leadership(brokers, topics, states, deleting=(), topic_configs=None):
-    cache = SimpleNamespace(brokers={b: object() for b in brokers}, deleting=set(deleting),
+    cache = SimpleNamespace(brokers={b: object() for b in brokers}, broker_epochs={b: 100 + b for b in brokers},
+                            deleting=set(deleting),
                             topics={t: zp.TopicAssignment(None, parts) for t, parts in topics.items()},
                             partition_states=states, topic_configs=topic_configs or {}, broker_configs={})
     admin = SimpleNamespace(cache=cache, election=SimpleNamespace(epoch=4))
@@ -51,5 +52,13 @@ def test_returning_broker_leads_its_leaderless_partitions():
 def test_shutting_down_leaders_and_deleted_topics_are_left_alone():
     states = {("t", 0): zp.PartitionState(1, 0, 1, [1], 0), ("d", 0): zp.PartitionState(3, 0, 1, [3], 0)}
     pl = leadership({1, 2}, {"t": {0: [1]}, "d": {0: [3]}}, states, deleting={"d"})
-    pl.shutting_down.add(1)
+    pl._shutting_down[1] = 101  # its controlled shutdown, at its current broker epoch
     assert plan(pl) == {}
+
+
+def test_a_broker_that_registered_again_is_no_longer_shutting_down():
+    pl = leadership({1, 2}, {"t": {0: [1, 2]}}, {("t", 0): zp.PartitionState(le.NO_LEADER, 1, 1, [1], 0)})
+    pl._shutting_down[1] = 101
+    assert pl.live == {2} and plan(pl) == {}
+    pl._cache.broker_epochs[1] = 555  # bounced: a new registration
+    assert pl.live == {1, 2} and plan(pl)[("t", 0)].leader == 1

@@ -10,6 +10,7 @@ class EpochLog:
 
     def __init__(self, end: int = 0):
         self.log_end_offset = end
+        self.log_start_offset = 0
         self.high_watermark = 0
         self.epochs: list[tuple[int, int]] = []  # (epoch, start offset)
 
@@ -113,3 +114,12 @@ def test_a_follower_ignores_leader_bookkeeping():
     assert not p.become_follower(1, 5, [1], [1, 2], 4)
     assert not p.maybe_advance_high_watermark()
     assert p.shrink_candidate(1e12, 1) is None and p.expansion_candidate(3) is None
+
+
+def test_the_low_watermark_is_the_smallest_live_log_start():
+    p = leader()
+    p.log.log_start_offset = 6
+    p.update_follower(2, 10, 2000.0, log_start_offset=4)
+    p.update_follower(3, 10, 2000.0, log_start_offset=0)
+    assert p.low_watermark({1, 2, 3}) == 0
+    assert p.low_watermark({1, 2}) == 4  # broker 3 is not alive: it does not hold DeleteRecords back

@@ -69,3 +69,17 @@ def records_of(data: bytes) -> list:
 
 def batch_of(data: bytes) -> DefaultRecordBatch:
     return DefaultRecordBatch(data)
+
+
+def with_codec(uncompressed: bytes, codec: int, compress) -> bytes:
+    """The same batch with its records section compressed by `compress` (as another client
+    library would: raw snappy like librdkafka, framed lz4, plain zstd)."""
+    from storage import batch as B
+
+    body = bytes(compress(uncompressed[61:]))
+    buf = bytearray(uncompressed[:61]) + body
+    buf[8:12] = (len(buf) - 12).to_bytes(4, "big")
+    attributes = int.from_bytes(buf[21:23], "big") | codec
+    buf[21:23] = attributes.to_bytes(2, "big")
+    B.recompute_crc(buf, 0, len(buf))
+    return bytes(buf)

@@ -123,6 +123,10 @@ def test_follower_append_keeps_leader_offsets(make_log):
     assert follower.log_end_offset == 30 and follower.latest_epoch() == 4
     assert follower.append_as_follower(data).record_count == 0  # a re-fetch adds nothing
     assert follower.read(0, 10**6, 30, True) == data
+    follower.truncate_to(10)
+    info = follower.append_as_follower(data)  # overlapping: only 10-29 are new
+    assert (info.first_offset, info.last_offset) == (10, 29)
+    assert follower.read(0, 10**6, 30, True) == data
 
 
 def test_follower_append_with_gap_after_compaction(make_log):
@@ -163,3 +167,14 @@ def test_log_append_time_info(make_log):
     info = log.append_as_leader(v2(2, 4, ts=1), 0, 123456)
     assert info.log_append_time == 123456
     assert [r[1] for r in records_of(log.read(0, 10**6, 2, True))] == [123456, 123456]
+
+
+def test_segment_ms_rolls_by_the_batches_timestamps(make_log):
+    """Kafka's shouldRoll: incoming max timestamp minus the segment's first batch's."""
+    log = make_log(LogConfig(segment_ms=1000))
+    old = now_ms() - 10**9
+    log.append_as_leader(v2(1, ts=old), 0, now_ms())
+    log.append_as_leader(v2(1, ts=old + 500), 0, now_ms())  # historical data: no roll
+    assert len(log.segments) == 1
+    log.append_as_leader(v2(1, ts=old + 1500), 0, now_ms())
+    assert [s.base_offset for s in log.segments] == [0, 2]

@@ -91,9 +91,33 @@ def test_truncation_rebuilds_state(make_log):
     assert not send(log, 2).duplicate
 
 
-def test_transactional_batches_hold_the_last_stable_offset(make_log):
+def test_idle_producers_expire(make_log):
+    log = make_log()
+    send(log, 0)
+    assert log.producers.expire(now_ms() + 10_000, 60_000) == 0
+    assert log.producers.expire(now_ms() + 70_000, 60_000) == 1
+    assert log.last_producer_state(7) is None
+    assert send(log, 50).first_offset == 2  # unknown again: any sequence
+
+
+def test_markers_end_transactions_and_aborts_are_listed(make_log):
+    from storage.records import build_control_batch
+
     log = make_log()
     log.append_as_leader(v2(2, pid=9, epoch=0, seq=0, transactional=True), 0, now_ms())
     send(log, 0)
-    log.high_watermark = 4
+    log.high_watermark = 10
     assert log.last_stable_offset == 0
+    with pytest.raises(StorageError) as info:  # a client may not write markers
+        log.append_as_leader(bytes(build_control_batch(9, 0, False, 3, now_ms())), 0, now_ms())
+    assert info.value.code == ErrorCode.invalid_record
+    marker = log.append_as_leader(
+        bytes(build_control_batch(9, 0, False, 3, now_ms())), 0, now_ms(), origin="coordinator"
+    )
+    assert marker.first_offset == 4
+    log.high_watermark = 5
+    assert log.last_stable_offset == 5
+    assert log.aborted_transactions(0, 5) == [(9, 0)]
+    assert log.aborted_transactions(5, 9) == []
+    log.truncate_to(5)  # producer state rebuilt from the log keeps the abort
+    assert log.aborted_transactions(0, 5) == [(9, 0)]

@@ -91,7 +91,53 @@ def test_manager_passes(tmp_path):
     log.high_watermark = 15
     assert lm.retention_pass(now_ms()) == 3
     assert lm.cleaner_pass(now_ms()) == 0
+    for _ in range(2):
+        log.append_as_leader(v2(5, ts=1), 0, now_ms())
+    log.high_watermark = 25
     lm.close()
     lm = LogManager([str(tmp_path)])
     lm.load()
     assert lm.get("t", 0).log_start_offset == 15
+    assert lm.retention_pass(now_ms()) == 0  # no topic config yet: nothing is deleted
+    lm.get_or_create("t", 0, config)
+    assert lm.retention_pass(now_ms()) == 2
+
+
+def test_compaction_keeps_an_empty_last_batch_per_producer(make_log):
+    log = one_batch_segments(make_log, cleanup_policy=frozenset({"compact"}))
+    now = now_ms()
+    log.append_as_leader(v2(2, pid=4, epoch=0, seq=0, keys=[b"a", b"b"]), 0, now)
+    log.roll(now)
+    log.append_as_leader(v2(2, keys=[b"a", b"b"]), 0, now)
+    log.roll(now)
+    log.append_as_leader(v2(1, keys=[b"z"]), 0, now)
+    log.high_watermark = 5
+    from storage import batch as B
+    from storage.cleaner import clean
+
+    assert clean(log, now) == 2
+    first = log.read(0, 10**6, 5, True)
+    h = B.BatchHeader(first)
+    assert (h.record_count, h.producer_id, h.last_offset, len(first)) == (0, 4, 1, B.HEADER_SIZE)
+    assert h.crc_ok(first) and records_of(first) == []
+    log.truncate_to(4)
+    assert log.last_producer_state(4) == (0, 1, 1)
+    assert log.append_as_leader(v2(2, pid=4, epoch=0, seq=0, keys=[b"a", b"b"]), 0, now).duplicate
+
+
+def test_cleaning_waits_for_the_dirty_ratio(make_log):
+    keys = [[f"k{j}-{i}".encode() for i in range(5)] for j in range(4)]
+    log = make_log(LogConfig(segment_bytes=len(v2(5, keys=keys[0])) + 1, cleanup_policy=frozenset({"compact"})))
+    now = now_ms()
+    for j in range(4):
+        log.append_as_leader(v2(5, keys=keys[j]), 0, now)
+    log.high_watermark = log.log_end_offset
+    from storage.cleaner import clean
+
+    assert clean(log, now) == 0 and log.cleaned_up_to == 15  # 0-14 cleaned, nothing to drop
+    log.append_as_leader(v2(5, keys=keys[0]), 0, now)  # supersedes offsets 0-4
+    log.roll(now)
+    log.high_watermark = log.log_end_offset
+    assert clean(log, now) == 0  # dirty 15-24 is 2 of 5 segments: under 0.5
+    log.config = LogConfig(cleanup_policy=frozenset({"compact"}), min_cleanable_dirty_ratio=0.3)
+    assert clean(log, now) == 5

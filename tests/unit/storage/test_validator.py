@@ -55,6 +55,16 @@ def test_count_that_disagrees_with_offsets_is_invalid_record():
     assert error_of(bytes(buf)).code == ErrorCode.invalid_record
 
 
+def test_uncompressed_count_beyond_what_the_bytes_can_hold_is_corrupt():
+    """Without decoding: every record takes at least 7 bytes."""
+    buf = bytearray(v2(2, values=[b"", b""], keys=[None, None]))
+    n = (len(buf) - 61) // 7 + 1
+    buf[57:61] = n.to_bytes(4, "big")
+    buf[23:27] = (n - 1).to_bytes(4, "big")
+    B.recompute_crc(buf, 0, len(buf))
+    assert error_of(bytes(buf)).code == ErrorCode.corrupt_message
+
+
 def test_count_that_lies_about_the_records_is_corrupt_on_a_compacted_topic():
     buf = bytearray(v2(3))
     buf[57:61] = (4).to_bytes(4, "big")
@@ -175,6 +185,10 @@ def test_hostile_bytes_never_crash(noise, codec, compact):
             validate(data, config)
         except StorageError:
             pass
+        try:
+            validate_follower(data, "t-0", 0)
+        except StorageError:
+            pass
 
 
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
@@ -192,3 +206,61 @@ def test_crc_valid_hostile_bodies_never_crash(data):
         validate(bytes(buf), config)
     except StorageError:
         pass
+
+
+@pytest.mark.parametrize(
+    "codec,compress",
+    [
+        (2, lambda b: __import__("cramjam").snappy.compress_raw(b)),  # librdkafka's raw snappy
+        (3, lambda b: __import__("cramjam").lz4.compress(b)),
+        (4, lambda b: __import__("cramjam").zstd.compress(b)),
+        (1, lambda b: __import__("gzip").compress(b)),
+    ],
+    ids=["snappy-raw", "lz4-frame", "zstd", "gzip"],
+)
+def test_other_encoders_are_read_on_compacted_and_recompressing_topics(codec, compress):
+    from tests.unit.storage.helpers import with_codec
+
+    plain = v2(4, 0, headers=[("x", b"y")])
+    data = with_codec(plain, codec, compress)
+    config = LogConfig(cleanup_policy=frozenset({"compact"}), compression_type="uncompressed")
+    out = validate(data, config)
+    assert records_of(bytes(out.buffer)) == records_of(plain)
+    assert B.BatchHeader(out.buffer).codec == 0
+
+
+@pytest.mark.parametrize("magic,codec", [(0, 0), (0, 1), (1, 0), (1, 1), (2, 0), (2, 1)])
+def test_kafka_python_batches(magic, codec):
+    """kafka-python's builders (its gzip; its other codecs need libraries not installed)."""
+    from kafka.record.memory_records import MemoryRecordsBuilder
+
+    b = MemoryRecordsBuilder(magic, codec, 2**31 - 1)
+    ts = now_ms()
+    for i in range(3):
+        b.append(ts + i, f"k{i}".encode(), f"v{i}".encode() * 50, [] if magic == 2 else None)
+    b.close()
+    out = validate(bytes(b.buffer()), offset=40)
+    recs = records_of(bytes(out.buffer))
+    assert [(r[0], r[2], r[3]) for r in recs] == [(40 + i, f"k{i}".encode(), f"v{i}".encode() * 50) for i in range(3)]
+    assert B.BatchHeader(out.buffer).codec == codec
+
+
+@pytest.mark.parametrize("topic_type", ["CreateTime", "LogAppendTime"])
+def test_a_client_may_not_claim_log_append_time(topic_type):
+    buf = bytearray(v2(3))
+    B.set_max_timestamp(buf, 0, len(buf), True, now_ms())
+    err = error_of(bytes(buf), LogConfig(message_timestamp_type=topic_type))
+    assert err.code == ErrorCode.invalid_timestamp
+    assert [i for i, _ in err.record_errors] == [0, 1, 2]
+    assert "Producer should not set timestamp type to LogAppendTime" in err.record_errors[0][1]
+
+
+def test_log_append_time_topic_ignores_create_time_bounds():
+    config = LogConfig(message_timestamp_type="LogAppendTime", message_timestamp_difference_max_ms=10)
+    assert validate(v2(2, ts=1), config).log_append_time > 0
+
+
+def test_client_batch_must_start_at_offset_zero():
+    buf = bytearray(v2(2))
+    B.set_base_offset(buf, 0, 7)
+    assert error_of(bytes(buf)).code == ErrorCode.invalid_record

@@ -1,0 +1,44 @@
+"""Two replicas' logs through a leader change, as Kafka's follower truncation by leader epoch
+(KIP-101/KIP-279) drives them: the old leader's unreplicated tail is cut at the new leader's
+end offset for its last epoch, then it fetches on."""
+
+from tests.unit.storage.helpers import now_ms, records_of, v2
+
+
+def replicate(leader, follower):
+    while follower.log_end_offset < leader.log_end_offset:
+        data = leader.read(follower.log_end_offset, 1500, leader.log_end_offset, True)
+        follower.append_as_follower(data)
+
+
+def test_old_leader_truncates_to_the_new_leaders_epoch_end(make_log):
+    a, b = make_log(name="a-0"), make_log(name="b-0")
+    for _ in range(5):
+        a.append_as_leader(v2(2, values=[b"a"] * 2), 1, now_ms())
+    replicate(a, b)
+    a.append_as_leader(v2(3, values=[b"lost"] * 3), 1, now_ms())  # never replicated
+    b.assign_epoch(2, b.log_end_offset)  # b becomes leader at epoch 2
+    b.append_as_leader(v2(4, values=[b"b"] * 4), 2, now_ms())
+
+    epoch, end = b.end_offset_for_epoch(a.latest_epoch())
+    assert (epoch, end) == (1, 10)
+    a.truncate_to(end)
+    assert a.log_end_offset == 10
+    replicate(b, a)
+    assert a.read(0, 10**6, 100, True) == b.read(0, 10**6, 100, True)
+    assert [r[3] for r in records_of(a.read(10, 10**6, 100, True))] == [b"b"] * 4
+    assert a.epochs.entries() == b.epochs.entries() == [(1, 0), (2, 10)]
+
+
+def test_follower_behind_the_leaders_log_start_starts_over(make_log):
+    leader, follower = make_log(name="l-0"), make_log(name="f-0")
+    for _ in range(4):
+        leader.append_as_leader(v2(2), 3, now_ms())
+    leader.high_watermark = 8
+    leader.roll(now_ms())
+    leader.advance_log_start_offset(8)
+    leader.append_as_leader(v2(2), 3, now_ms())
+    follower.truncate_fully_and_start_at(leader.log_start_offset)
+    replicate(leader, follower)
+    assert (follower.log_start_offset, follower.log_end_offset) == (8, 10)
+    assert follower.end_offset_for_epoch(3) == (3, 10)

@@ -1,0 +1,54 @@
+"""KIP-227 fetch sessions: the cache's rules without sockets."""
+
+from broker.replication.fetch_sessions import FetchSessionCache, SessionPartition
+from model.errors import ErrorCode
+
+
+def test_sessionless_and_new_sessions():
+    cache = FetchSessionCache(2)
+    assert cache.begin(0, -1) == (ErrorCode.none, None, True)
+    assert cache.begin(0, 5)[0] == ErrorCode.invalid_fetch_session_epoch
+    error, session, full = cache.begin(0, 0)
+    assert error == ErrorCode.none and full and session.id > 0 and len(cache) == 1
+
+
+def test_epochs_must_follow_each_answer():
+    cache = FetchSessionCache(2)
+    _, session, _ = cache.begin(0, 0)
+    cache.advance(session)
+    assert cache.begin(session.id, 2)[0] == ErrorCode.invalid_fetch_session_epoch
+    error, same, full = cache.begin(session.id, 1)
+    assert (error, same, full) == (ErrorCode.none, session, False)
+    assert cache.begin(session.id + 1, 1)[0] == ErrorCode.fetch_session_id_not_found
+
+
+def test_closing_a_session_makes_the_fetch_sessionless():
+    cache = FetchSessionCache(2)
+    _, session, _ = cache.begin(0, 0)
+    assert cache.begin(session.id, -1) == (ErrorCode.none, None, True)
+    assert cache.begin(session.id, 1)[0] == ErrorCode.fetch_session_id_not_found
+
+
+def test_the_least_recently_used_session_is_evicted():
+    cache = FetchSessionCache(2)
+    first, second = cache.begin(0, 0)[1], cache.begin(0, 0)[1]
+    cache.advance(first)
+    cache.begin(first.id, 1)  # used: second is now the oldest
+    cache.begin(0, 0)
+    assert cache.begin(second.id, 1)[0] == ErrorCode.fetch_session_id_not_found
+    assert cache.begin(first.id, 1)[0] == ErrorCode.none
+
+
+def test_incremental_updates_and_what_an_answer_includes():
+    cache = FetchSessionCache(2)
+    _, session, _ = cache.begin(0, 0)
+    cache.update(session, {("t", 0): SessionPartition(0, 100), ("t", 1): SessionPartition(5, 100)}, [])
+    part = session.partitions[("t", 0)]
+    assert cache.changed(part, ErrorCode.none, b"", (0, 0, 0))  # never sent: included
+    assert not cache.changed(part, ErrorCode.none, b"", (0, 0, 0))  # nothing new
+    assert cache.changed(part, ErrorCode.none, b"", (3, 3, 0))  # the high watermark moved
+    assert cache.changed(part, ErrorCode.none, b"rec", (3, 3, 0))  # records
+    assert cache.changed(part, ErrorCode.not_leader_or_follower, b"", (3, 3, 0))  # errors always
+    cache.update(session, {("t", 0): SessionPartition(7, 100)}, [("t", 1)])
+    assert list(session.partitions) == [("t", 0)] and session.partitions[("t", 0)].fetch_offset == 7
+    assert session.partitions[("t", 0)].sent == (3, 3, 0)  # what the client was told stays known

@@ -1,0 +1,140 @@
+"""ReplicaManager over real in-memory storage, fed partition states the way the metadata cache
+feeds them: roles, acks, long polls and follower fetches, without sockets or ZooKeeper."""
+
+import asyncio
+import time
+import uuid
+
+import structlog
+
+from broker.config import config_from_dict
+from broker.metrics import BrokerMetrics
+from broker.replication.reads import FetchWant
+from broker.replication.replica_manager import ReplicaManager
+from model.errors import ErrorCode
+from tests.data_helpers import batch
+from zkstore import paths as zp
+
+
+class Cache:
+    """The metadata cache's surface the replica manager reads (plain data and events)."""
+
+    def __init__(self):
+        self.topics, self.partition_states, self.topic_configs = {}, {}, {}
+        self.brokers, self.deleting, self.cluster_id = {}, set(), "cluster"
+        self._listeners = []
+
+    def subscribe(self, listener):
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    def set_partition(self, topic, partition, replicas, leader, epoch, isr):
+        self.topics.setdefault(topic, zp.TopicAssignment(uuid.uuid4(), {})).partitions[partition] = replicas
+        self.partition_states[(topic, partition)] = zp.PartitionState(leader, epoch, 1, isr)
+        for listener in list(self._listeners):
+            listener(("partition", topic, partition))
+
+
+class Admin:
+    def __init__(self, config):
+        self.config = config
+
+    def broker_layers(self):
+        return {}, {}, self.config.originals
+
+
+class Broker:
+    def __init__(self, tmp_path):
+        self.broker_id = 1
+        self.config = config_from_dict({"broker.id": "1", "zookeeper.connect": "x", "log.dirs": str(tmp_path),
+                                        "fauxka.log.in.memory": "true"})
+        self.cache, self.log, self.metrics = Cache(), structlog.get_logger(), BrokerMetrics()
+        self.admin = Admin(self.config)
+
+
+def run(tmp_path, scenario):
+    async def main():
+        broker = Broker(tmp_path)
+        replicas = ReplicaManager(broker)
+        replicas.load()
+        replicas.start()
+        try:
+            await scenario(broker.cache, replicas)
+        finally:
+            await replicas.stop()
+    asyncio.run(main())
+
+
+def test_a_sole_replica_leader_acks_at_once(tmp_path):
+    async def scenario(cache, replicas):
+        cache.set_partition("t", 0, [1], 1, 3, [1])
+        results = await replicas.append_records({("t", 0): batch([b"a", b"b"])}, -1, 1000)
+        assert (results[("t", 0)].error, results[("t", 0)].base_offset) == (ErrorCode.none, 0)
+        partition = replicas.partitions[("t", 0)]
+        assert partition.log.high_watermark == 2 and partition.log.latest_epoch() == 3
+    run(tmp_path, scenario)
+
+
+def test_acks_all_waits_for_the_follower_fetch(tmp_path):
+    async def scenario(cache, replicas):
+        cache.set_partition("t", 0, [1, 2], 1, 0, [1, 2])
+        produce = asyncio.create_task(replicas.append_records({("t", 0): batch([b"a"])}, -1, 5000))
+        await asyncio.sleep(0.05)
+        assert not produce.done()  # follower 2 has not fetched past the batch
+        await replicas.fetch([FetchWant("t", 0, 1, 1 << 20, 0)], 2, 0, 0, 1, 1 << 20)  # it has offset 0 now
+        result = (await asyncio.wait_for(produce, 1))[("t", 0)]
+        assert result.error == ErrorCode.none and replicas.partitions[("t", 0)].log.high_watermark == 1
+    run(tmp_path, scenario)
+
+
+def test_acks_all_times_out_and_checks_min_insync(tmp_path):
+    async def scenario(cache, replicas):
+        cache.set_partition("t", 0, [1, 2], 1, 0, [1, 2])
+        started = time.monotonic()
+        result = (await replicas.append_records({("t", 0): batch([b"a"])}, -1, 200))[("t", 0)]
+        assert result.error == ErrorCode.request_timed_out and 0.15 < time.monotonic() - started < 2
+        cache.topic_configs["u"] = {"min.insync.replicas": "2"}
+        cache.set_partition("u", 0, [1, 2], 1, 0, [1])
+        result = (await replicas.append_records({("u", 0): batch([b"a"])}, -1, 200))[("u", 0)]
+        assert result.error == ErrorCode.not_enough_replicas
+    run(tmp_path, scenario)
+
+
+def test_a_long_poll_is_woken_by_an_append(tmp_path):
+    async def scenario(cache, replicas):
+        cache.set_partition("t", 0, [1], 1, 0, [1])
+        started = time.monotonic()
+        poll = asyncio.create_task(replicas.fetch([FetchWant("t", 0, 0, 1 << 20)], -1, 0, 5000, 1, 1 << 20))
+        await asyncio.sleep(0.1)
+        await replicas.append_records({("t", 0): batch([b"late"])}, 1, 1000)
+        [result] = await asyncio.wait_for(poll, 1)
+        assert result.records and time.monotonic() - started < 1
+    run(tmp_path, scenario)
+
+
+def test_roles_and_fencing(tmp_path):
+    async def scenario(cache, replicas):
+        cache.set_partition("t", 0, [1, 2], 2, 4, [1, 2])  # broker 2 leads
+        result = (await replicas.append_records({("t", 0): batch([b"a"])}, 1, 1000))[("t", 0)]
+        assert result.error == ErrorCode.not_leader_or_follower
+        assert replicas.current_leader("t", 0) == (2, 4)
+        cache.set_partition("t", 0, [1, 2], 1, 5, [1, 2])  # now this broker, epoch 5
+        [fenced] = await replicas.fetch([FetchWant("t", 0, 0, 100, 4)], -1, 0, 0, 1, 100)
+        assert fenced.error == ErrorCode.fenced_leader_epoch
+        [ahead] = await replicas.fetch([FetchWant("t", 0, 0, 100, 6)], -1, 0, 0, 1, 100)
+        assert ahead.error == ErrorCode.unknown_leader_epoch
+        result = (await replicas.append_records({("x", 0): batch([b"a"])}, 1, 1000))[("x", 0)]
+        assert result.error == ErrorCode.unknown_topic_or_partition
+    run(tmp_path, scenario)
+
+
+def test_a_diverging_follower_is_told_where_to_truncate(tmp_path):
+    async def scenario(cache, replicas):
+        cache.set_partition("t", 0, [1, 2], 1, 0, [1])
+        await replicas.append_records({("t", 0): batch([b"a", b"b"])}, 1, 1000)  # epoch 0: offsets 0-1
+        cache.set_partition("t", 0, [1, 2], 1, 2, [1])  # epoch 2 starts at 2
+        await replicas.append_records({("t", 0): batch([b"c"])}, 1, 1000)
+        # a follower that wrote epoch 1 up to offset 5 while it led
+        [result] = await replicas.fetch([FetchWant("t", 0, 5, 100, 2, 1)], 2, 0, 0, 1, 100)
+        assert result.diverging_epoch == (0, 2) and not result.records
+    run(tmp_path, scenario)
