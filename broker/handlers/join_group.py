@@ -38,12 +38,12 @@ async def handle(ctx, request):
     result = await groups(ctx).join(
         request.group_id, request.member_id, instance_id, ctx.request.client_id or "", f"/{ctx.client_host}",
         session_ms, rebalance_ms, request.protocol_type, [(p.name, p.metadata) for p in request.protocols],
-        require_known_member_id=version >= 4)
+        require_known_member_id=version >= 4, supports_skip_assignment=version >= 9)
     if result.error != ErrorCode.none:
         return _response(version, result.error, member_id=result.member_id)
     return _response(version, ErrorCode.none, member_id=result.member_id, generation=result.generation,
                      protocol_type=result.protocol_type, protocol=result.protocol, leader=result.leader,
-                     members=result.members, skip_assignment=result.skip_assignment and version >= 9)
+                     members=result.members, skip_assignment=result.skip_assignment)
 
 
 def error_response(request, code):

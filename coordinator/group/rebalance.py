@@ -121,7 +121,8 @@ class RebalanceCore:
     # --- JoinGroup ----------------------------------------------------------------------------------
     async def join(self, group_id: str, member_id: str, instance_id: str | None, client_id: str, client_host: str,
                    session_timeout_ms: int, rebalance_timeout_ms: int, protocol_type: str,
-                   protocols: list[tuple[str, bytes]], require_known_member_id: bool) -> JoinResult:
+                   protocols: list[tuple[str, bytes]], require_known_member_id: bool,
+                   supports_skip_assignment: bool = True) -> JoinResult:
         if not group_id:
             return JoinResult(ErrorCode.invalid_group_id, member_id)
         if not self.config.min_session_timeout_ms <= session_timeout_ms <= self.config.max_session_timeout_ms:
@@ -147,7 +148,7 @@ class RebalanceCore:
             new_id = f"{instance_id if instance_id is not None else client_id}-{uuid.uuid4()}"
             if instance_id is not None and instance_id in group.static_members:
                 return await self._replace_static(group, instance_id, new_id, session_timeout_ms,
-                                                  rebalance_timeout_ms, protocols)
+                                                  rebalance_timeout_ms, protocols, supports_skip_assignment)
             if instance_id is None and require_known_member_id:
                 group.pending_members.add(new_id)
                 self._timer(("pending", group_id, new_id), session_timeout_ms,
@@ -217,9 +218,12 @@ class RebalanceCore:
         return await future
 
     async def _replace_static(self, group: Group, instance_id: str, new_id: str, session_timeout_ms: int,
-                              rebalance_timeout_ms: int, protocols) -> JoinResult:
+                              rebalance_timeout_ms: int, protocols, supports_skip_assignment: bool) -> JoinResult:
         """KIP-345: a static member back with an unknown member id replaces its old self; the old
-        one, if still waiting, is fenced. In Stable with the protocol unchanged, no rebalance."""
+        one, if still waiting, is fenced. In Stable with the protocol unchanged, no rebalance: a
+        JoinGroup v9+ leader is told to skip the assignment (KIP-814); before v9 the old leader id is
+        answered, so the member does not assign (updateStaticMemberAndRebalance)."""
+        current_leader = group.leader_id or ""
         old_id = group.static_members[instance_id]
         old = group.members[old_id]
         self._complete_join(old, JoinResult(ErrorCode.fenced_instance_id, old_id))
@@ -236,7 +240,10 @@ class RebalanceCore:
             if error != ErrorCode.none:  # put the old member back, as Kafka reverts
                 group.replace_static(instance_id, old_id)
                 member.protocols = old_protocols
-                return JoinResult(error, new_id)
+                return JoinResult(error, "")
+            if not supports_skip_assignment:
+                return JoinResult(ErrorCode.none, new_id, group.generation, group.protocol_type, group.protocol,
+                                  current_leader)
             leader = group.is_leader(new_id)
             return self._join_answer(group, member, with_members=leader, skip_assignment=leader)
         member.join_future = asyncio.get_running_loop().create_future()

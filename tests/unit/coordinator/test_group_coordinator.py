@@ -139,6 +139,11 @@ def test_static_member_rejoin_in_stable_causes_no_rebalance():
         assert gc.heartbeat("g", a.member_id, "i1", 1) == ErrorCode.fenced_instance_id
         synced = await gc.sync("g", 1, again.member_id, "i1", None, None, {})
         assert synced.assignment == b"A"
+        old_client = await gc.join("g", "", "i1", "c", "h", 1000, 1000, "consumer", PROTOCOLS, True,
+                                   supports_skip_assignment=False)  # JoinGroup < v9
+        assert old_client.error == ErrorCode.none and old_client.leader == again.member_id  # the old leader id
+        assert old_client.members == [] and not old_client.skip_assignment
+        assert gc.describe("g").state == "Stable"
         gc.close()
     run(body())
 
