@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from controller.topics import NewTopic
 from model.errors import ErrorCode
+from .config import inter_broker_credentials
 from .context import RequestContext
 from .handlers.admin_common import caller
 from .protocol import api_table
@@ -23,6 +24,12 @@ if TYPE_CHECKING:
     from .app import Broker
 
 _CREATE_TOPICS_VERSION = 7
+
+
+def _broker_principal(broker) -> str:
+    """The principal this broker has on the inter-broker listener (User:ANONYMOUS over PLAINTEXT)."""
+    credentials = inter_broker_credentials(broker.config)
+    return f"User:{credentials[1]}" if credentials is not None else "User:ANONYMOUS"
 
 
 class AutoTopicCreator:
@@ -77,7 +84,10 @@ class AutoTopicCreator:
             "timeout": 0, "validate_only": False})
         frame = encode_request(request, ctx.request.correlation_id, ctx.request.client_id)[4:]
         create = decode_request(frame, api_table.lookup(19), _CREATE_TOPICS_VERSION)
-        as_client = RequestContext(self._broker, create, ctx.listener, ctx.principal, ctx.client_host,
+        # an internal topic is the broker's own request (Kafka's FindCoordinator passes no client
+        # context to AutoTopicCreationManager): the controller authorizes the broker's principal
+        principal = ctx.principal if spec is None else _broker_principal(self._broker)
+        as_client = RequestContext(self._broker, create, ctx.listener, principal, ctx.client_host,
                                    ctx.log.bind(api="create_topics", auto_create=True), connection=ctx.connection)
         try:
             await self._broker.forwarding.forward(as_client)
