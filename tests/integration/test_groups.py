@@ -162,3 +162,14 @@ def test_deleting_a_topic_removes_its_committed_offsets(cluster):
         listed = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)])[group].result(10)
         return not listed.topic_partitions
     wait_for(gone, 15, 0.2, "the deleted topic's offsets removed")
+
+
+def test_describe_configs_of_a_group_resource_is_refused_as_kafka_3_9_zk(cluster):
+    """ConfigHelper.handleDescribeConfigsRequest: GROUP (32) is an unexpected resource type there:
+    InvalidRequestException, so every resource of the request answers INVALID_REQUEST."""
+    from tests.admin_helpers import send
+    answer = send(cluster.controller_address(), 32, 4, {
+        "resources": [{"resource_type": 32, "resource_name": "some-group", "configuration_keys": None}],
+        "include_synonyms": False, "include_documentation": False})
+    [result] = answer.results
+    assert result.error_code == 42 and result.resource_type == 32
