@@ -23,11 +23,13 @@ from fauxka import zookeeper
 
 from .bulk_create import create_request
 from . import costs, dataplane, forwarding
+from .groups import measure as group_figures
 from .common import cache_size, controller_of, delta, free_ports, local_cluster, wait_caches, zk_requests
 
 TARGETS = {  # issue 7's targets on the 2-core machine
     "startup": "<= 2 s", "bulk": "<= 2 s", "ratio_median": "<= 1.5x", "ratio_p99": "<= 2x",
     "rate": ">= 2,000 req/s", "rss_idle": "<= 60 MB",
+    "rebalance": "< 100 ms + heartbeat interval", "commits": ">= 10,000 /s",  # issue 12
 }
 
 
@@ -157,6 +159,14 @@ def main() -> None:
                  f"{trip_us:.0f} / {trip_cpu_us:.0f} µs", ""))
     rows.append(("broker RSS idle (max of 3)", f"{max(idle.values()):.0f} MB", TARGETS["rss_idle"]))
     rows.append(("broker RSS after the benchmarks (max of 3)", f"{max(loaded.values()):.0f} MB", ""))
+    with local_cluster(3, ("offsets.topic.num.partitions=3",)) as cluster:
+        groups = asyncio.run(group_figures(cluster.ports, args.runs, 5))
+    for n in (2, 8, 32):
+        rows.append((f"group rebalance, {n} members: last join to every member synced (coordinator's share)",
+                     f"{groups[f'rebalance_ms_n{n}']:.1f} ms", TARGETS["rebalance"] if n == 8 else ""))
+    for c in (1, 16, 64):
+        rows.append((f"offset commits (acks=all, RF3) on one coordinator, {c} connection(s)",
+                     f"{groups[f'commits_per_s_c{c}']:.0f} /s", TARGETS["commits"] if c == 64 else ""))
     table = ["| measure | result | target |", "|---|---|---|"] + [f"| {a} | {b} | {c} |" for a, b, c in rows]
     print("\n".join(table))
     dataplane.run_and_write(args.runs, args.quick, "\n".join([
@@ -189,8 +199,13 @@ METHOD = """Method:
 - The machine is a shared VM: the same commit's figures move by up to a factor 2 between runs
   of this command (the kio encode and loopback rows, pure CPU and kernel measurements, move with
   them), which is why every comparison is a ratio taken within one round.
+- Groups (`bench/groups.py`, its own 3-broker cluster, `__consumer_offsets` with 3 partitions and
+  RF3, `group.initial.rebalance.delay.ms=0`): N-1 members Stable, the N-th joins, the others
+  hear of it from a heartbeat sent at once and rejoin; the figure is the time until every member
+  has its SyncGroup answer (a client's heartbeat interval comes on top). Commits: C connections
+  each sending OffsetCommit v8 back to back (simple consumer, one partition each) for 5 s.
 Individual benchmarks: `python -m bench.bulk_create`, `python -m bench.forwarding`, `python -m bench.dataplane`,
-`python -m bench.report_bench`.""".splitlines()
+`python -m bench.report_bench`, `python -m bench.groups`.""".splitlines()
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ from .auth.token_cache import TokenCache
 from .auto_create import AutoTopicCreator
 from .cache_purgatory import CachePurgatory
 from .controller_channel import ControllerChannel
+from .coordinators import Coordinators
 from .controller_link import ControllerLink
 from .forwarding import ForwardingManager
 from .config import BrokerConfig
@@ -61,6 +62,7 @@ class Broker:
         self.dynamic_config = DynamicConfigApplier(self)  # dynamic broker configs that take effect
         self.replicas = ReplicaManager(self)  # partition logs, leader and follower roles
         self.producer_ids = ProducerIdManager(self)  # idempotent producers' ids, in blocks from the controller
+        self.coordinators = Coordinators(self)  # the group coordinator while we lead __consumer_offsets partitions
         self.server = Server(self)
         self._stopped = asyncio.Event()
         self._fatal: BaseException | None = None
@@ -95,6 +97,7 @@ class Broker:
         await self.cache.wait_synced(timeout_s)
         self.replicas.load()
         self.replicas.start()
+        self.coordinators.start()
         await register(self.zk, self._registration())
         self.election.start()
         self.metrics.serve(self.config["metrics.host"], self.config["metrics.port"])
@@ -193,6 +196,7 @@ class Broker:
         await self.leadership.stop()
         await self.election.stop()
         await self.server.stop()
+        await self.coordinators.stop()
         await self.replicas.stop()
         await self.auto_create.stop()
         await self.forwarding.stop()

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from controller.topics import NewTopic
 from model.errors import ErrorCode
+from .config import inter_broker_credentials
 from .context import RequestContext
 from .handlers.admin_common import caller
 from .protocol import api_table
@@ -23,6 +24,12 @@ if TYPE_CHECKING:
     from .app import Broker
 
 _CREATE_TOPICS_VERSION = 7
+
+
+def _broker_principal(broker) -> str:
+    """The principal this broker has on the inter-broker listener (User:ANONYMOUS over PLAINTEXT)."""
+    credentials = inter_broker_credentials(broker.config)
+    return f"User:{credentials[1]}" if credentials is not None else "User:ANONYMOUS"
 
 
 class AutoTopicCreator:
@@ -36,14 +43,16 @@ class AutoTopicCreator:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
-    def request(self, names: list[str], ctx: RequestContext) -> int:
+    def request(self, names: list[str], ctx: RequestContext,
+                spec: tuple[int, int, dict[str, str]] | None = None) -> int:
         """Ask for `names` to be created on behalf of the Metadata request `ctx`; the error code
-        Metadata answers for them."""
+        Metadata answers for them. `spec` (partitions, replication factor, configs) replaces the
+        broker defaults, as for an internal topic (__consumer_offsets, GroupCoordinator.offsetsTopicConfigs)."""
         fresh = [n for n in names if n not in self._in_flight]
         self._in_flight.update(fresh)
         local = self._broker.admin.active
         if fresh:
-            work = self._create_here(fresh, ctx) if local else self._ask_controller(fresh, ctx)
+            work = self._create_here(fresh, ctx, spec) if local else self._ask_controller(fresh, ctx, spec)
             task = asyncio.get_running_loop().create_task(work, name="auto-create-topics")
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
@@ -54,20 +63,31 @@ class AutoTopicCreator:
         config = self._broker.config
         return config["num.partitions"], config["default.replication.factor"]
 
-    async def _create_here(self, names: list[str], ctx: RequestContext) -> None:
+    async def _create_here(self, names: list[str], ctx: RequestContext, spec=None) -> None:
         partitions, replication = self._defaults()
-        await self._broker.admin.create_topics([NewTopic(n, partitions, replication) for n in names],
+        configs: dict[str, str | None] = {}
+        if spec is not None:
+            partitions, replication, configs = spec
+        await self._broker.admin.create_topics([NewTopic(n, partitions, replication, configs=dict(configs))
+                                                for n in names],
                                                validate_only=False, timeout_ms=0, caller=caller(ctx))
 
-    async def _ask_controller(self, names: list[str], ctx: RequestContext) -> None:
+    async def _ask_controller(self, names: list[str], ctx: RequestContext, spec=None) -> None:
         partitions, replication = self._defaults()
+        configs: dict[str, str] = {}
+        if spec is not None:
+            partitions, replication, configs = spec
         request = build(request_schema(19, _CREATE_TOPICS_VERSION), {
             "topics": [{"name": n, "num_partitions": partitions, "replication_factor": replication,
-                        "assignments": [], "configs": []} for n in names],
+                        "assignments": [], "configs": [{"name": k, "value": v} for k, v in configs.items()]}
+                       for n in names],
             "timeout": 0, "validate_only": False})
         frame = encode_request(request, ctx.request.correlation_id, ctx.request.client_id)[4:]
         create = decode_request(frame, api_table.lookup(19), _CREATE_TOPICS_VERSION)
-        as_client = RequestContext(self._broker, create, ctx.listener, ctx.principal, ctx.client_host,
+        # an internal topic is the broker's own request (Kafka's FindCoordinator passes no client
+        # context to AutoTopicCreationManager): the controller authorizes the broker's principal
+        principal = ctx.principal if spec is None else _broker_principal(self._broker)
+        as_client = RequestContext(self._broker, create, ctx.listener, principal, ctx.client_host,
                                    ctx.log.bind(api="create_topics", auto_create=True), connection=ctx.connection)
         try:
             await self._broker.forwarding.forward(as_client)

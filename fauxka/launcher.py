@@ -47,6 +47,9 @@ def broker_properties(broker_id: int, port: int, zk_connect: str, data_dir: Path
         # `fauxka down` stops every broker at once: the last ones cannot hand their leaderships to
         # anyone, and Kafka's 5 s between controlled shutdown attempts would hold each of them ~10 s.
         "controlled.shutdown.retry.backoff.ms=300",
+        # Kafka's default makes a new group's first rebalance wait 3 s for more members; a local
+        # cluster for tests wants consumers at work at once (Kafka's own tests and testcontainers set 0)
+        "group.initial.rebalance.delay.ms=0",
         f"log.dirs={data_dir / f'broker-{broker_id}' / 'data'}",
         f"log.file={data_dir / f'broker-{broker_id}.log'}",
         f"audit.log.file={data_dir / f'audit-{broker_id}.log'}",  # `fauxka report --audit <data dir>` reads these

@@ -69,6 +69,8 @@ class BrokerProcess:
             # the last broker of a cluster stopped in turn cannot hand its leaderships to anyone:
             # Kafka's 5 s between its controlled shutdown attempts would add ~10 s to every teardown
             "controlled.shutdown.retry.backoff.ms": "100",
+            # as Kafka's own tests and testcontainers: no 3 s wait before a new group's first rebalance
+            "group.initial.rebalance.delay.ms": "0",
             "log.dirs": str(work_dir / f"data-{broker_id}"),
             "log.file": str(self.log_file),
             "metrics.port": str(self.metrics_port),

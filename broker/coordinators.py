@@ -1,0 +1,142 @@
+"""`broker.coordinators`: the coordinator roles this broker holds, wired to the data plane.
+
+The group coordinator runs while this broker leads __consumer_offsets partitions: the metadata
+cache's ("partition", "__consumer_offsets", p) events, applied by the replica manager first (it
+subscribed earlier), load or unload a partition (coordinator/runtime.py). `owns(role, key)` is
+what broker/dispatch.py asks before a GROUP_COORDINATOR api runs. `ensure_offsets_topic` creates
+__consumer_offsets on first need, as Kafka's FindCoordinator does (AutoTopicCreationManager with
+the internal topic's configs).
+"""
+
+import asyncio
+import time
+from typing import TYPE_CHECKING, Iterable
+
+from coordinator.group.config import GroupConfig
+from coordinator.runtime import GROUP_METADATA_TOPIC, CoordinatorRuntime
+from model.errors import ErrorCode
+from storage.batch import iter_headers
+from storage.records import Record, build, decode
+
+from .group_metrics import GroupMetrics
+
+if TYPE_CHECKING:
+    from .app import Broker
+
+_READ_BYTES = 1 << 20
+
+
+class ReplicaHost:
+    """coordinator.runtime.PartitionHost over the replica manager."""
+
+    def __init__(self, broker: "Broker"):
+        self._replicas = broker.replicas
+
+    def leader_epoch(self, topic: str, partition: int) -> int | None:
+        p = self._replicas.partitions.get((topic, partition))
+        return p.leader_epoch if p is not None and p.is_leader else None
+
+    def records(self, topic: str, partition: int) -> Iterable[tuple[bytes | None, bytes | None]]:
+        p = self._replicas.partitions.get((topic, partition))
+        if p is None:
+            return
+        log = p.log
+        position, end = log.log_start_offset, log.log_end_offset
+        while position < end:
+            buf = log.read(position, _READ_BYTES, end, True)
+            if not buf:
+                return
+            for header in iter_headers(buf):
+                if not header.is_control:
+                    for record in decode(buf, header):
+                        yield record.key, record.value
+                position = header.next_offset
+        return
+
+    async def append(self, topic: str, partition: int, records, timeout_ms: int) -> ErrorCode:
+        now = int(time.time() * 1000)
+        batch = bytes(build([Record(i, now, k, v, []) for i, (k, v) in enumerate(records)], 0))
+        results = await self._replicas.append_records({(topic, partition): batch}, -1, timeout_ms)
+        return results[(topic, partition)].error
+
+
+class Coordinators:
+    def __init__(self, broker: "Broker"):
+        self._broker = broker
+        config = broker.config
+        self.config = GroupConfig.from_broker(config.__getitem__)
+        self.metrics = GroupMetrics(broker.metrics.registry, self)
+        self.runtime = CoordinatorRuntime(ReplicaHost(broker), self.config, config["offsets.topic.num.partitions"],
+                                          log=broker.log.bind(component="groups"),
+                                          commit_timeout_ms=config["offsets.commit.timeout.ms"], metrics=self.metrics)
+        self.groups = self.runtime.groups
+        self._unsubscribe = None
+        self._tasks: set[asyncio.Task] = set()
+
+    def start(self) -> None:
+        """After the replica manager started (its cache listener runs before ours)."""
+        self._unsubscribe = self._broker.cache.subscribe(self._on_cache_event)
+        self._sync_partition_count()
+        for (topic, index) in list(self._broker.replicas.partitions):
+            if topic == GROUP_METADATA_TOPIC:
+                self._apply(index)
+        self.runtime.start(self.config.offsets_retention_check_interval_ms)
+
+    async def stop(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.runtime.close()
+
+    def _spawn(self, coro) -> None:
+        task = asyncio.get_running_loop().create_task(coro, name="group-offsets-of-deleted-topic")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def owns(self, role, key: str) -> bool:
+        return self.runtime.owns(role, key)
+
+    def status(self, group_id: str) -> ErrorCode:
+        return self.runtime.status(group_id)
+
+    # --- the metadata cache ----------------------------------------------------------------------------
+    def _sync_partition_count(self) -> None:
+        assignment = self._broker.cache.topics.get(GROUP_METADATA_TOPIC)
+        if assignment is not None and assignment.partitions:
+            self.runtime.num_partitions = len(assignment.partitions)
+
+    def _on_cache_event(self, event: tuple) -> None:
+        kind = event[0]
+        if kind == "partition" and event[1] == GROUP_METADATA_TOPIC:
+            self._sync_partition_count()
+            self._apply(event[2])
+        elif kind == "topic":
+            topic = event[1]
+            if topic == GROUP_METADATA_TOPIC:
+                self._sync_partition_count()
+                for index in list(self.runtime.partitions):
+                    self._apply(index)
+                for (t, index) in list(self._broker.replicas.partitions):
+                    if t == topic:
+                        self._apply(index)
+            elif topic not in self._broker.cache.topics:
+                self._spawn(self.groups.remove_topic_offsets(topic))  # deleting a topic removes its offsets
+
+    def _apply(self, index: int) -> None:
+        p = self._broker.replicas.partitions.get((GROUP_METADATA_TOPIC, index))
+        if p is not None and p.is_leader:
+            self.runtime.became_leader(index, p.leader_epoch)
+        else:
+            self.runtime.lost_leadership(index)
+
+    # --- __consumer_offsets ------------------------------------------------------------------------------
+    def offsets_topic_spec(self) -> tuple[int, int, dict[str, str]]:
+        """(partitions, replication factor, configs) as Kafka's GroupCoordinator.offsetsTopicConfigs."""
+        config = self._broker.config
+        live = max(len(self._broker.cache.brokers), 1)
+        replication = min(config["offsets.topic.replication.factor"], live)
+        return (config["offsets.topic.num.partitions"], replication, {
+            "cleanup.policy": "compact", "compression.type": "producer",
+            "segment.bytes": str(config["offsets.topic.segment.bytes"])})

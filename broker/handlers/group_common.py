@@ -1,0 +1,29 @@
+"""What the group apis share: the coordinator check every group request passes first
+(GroupCoordinator.validateGroupStatus: INVALID_GROUP_ID, NOT_COORDINATOR,
+COORDINATOR_LOAD_IN_PROGRESS) and the group's ACL check (GROUP_AUTHORIZATION_FAILED)."""
+
+from model.errors import ErrorCode
+
+
+def group_id_key(request) -> str | None:
+    """coordinator_key for apis with one group_id: broker/dispatch.py answers NOT_COORDINATOR."""
+    return request.body.group_id
+
+
+def group_error(ctx, group_id: str, operation: str = "READ") -> ErrorCode | None:
+    """The error a request for `group_id` gets before the coordinator looks at it, or None."""
+    if not ctx.authorized(operation, "GROUP", group_id):
+        return ErrorCode.group_authorization_failed
+    return coordinator_error(ctx, group_id)
+
+
+def coordinator_error(ctx, group_id: str) -> ErrorCode | None:
+    if not group_id:
+        return ErrorCode.invalid_group_id
+    code = ctx.broker.coordinators.status(group_id)
+    return None if code == ErrorCode.none else code
+
+
+def groups(ctx):
+    """The broker's GroupCoordinator."""
+    return ctx.broker.coordinators.groups

@@ -1,0 +1,70 @@
+"""OffsetCommit v2-v9 (v0-v1 are absent from kio; Kafka 4.0 removed them too).
+
+v2-v4 retention_time (an expire timestamp when not -1: OffsetCommitValue v1); v3 throttle time;
+v5 drops retention_time; v6 committed_leader_epoch; v7 (KIP-345) group_instance_id; v8 flexible;
+v9 is v8 (KIP-848's new protocol; a classic group answers as v8).
+Authorization (KafkaApis.handleOffsetCommitRequest): READ on the Group, else every partition
+GROUP_AUTHORIZATION_FAILED; READ on each Topic (TOPIC_AUTHORIZATION_FAILED); an unknown topic
+or partition UNKNOWN_TOPIC_OR_PARTITION.
+"""
+
+import time
+
+from coordinator.group.coordinator import OffsetRequest
+from model.errors import ErrorCode
+
+from ..protocol.build import build
+from ..protocol.codec import response_schema
+from .group_common import group_error, group_id_key, groups
+
+_KEY = 8
+coordinator_key = group_id_key
+
+
+def _answer(version: int, results: dict[tuple[str, int], ErrorCode], order: list[tuple[str, int]]):
+    topics: dict[str, list] = {}
+    for tp in order:
+        topics.setdefault(tp[0], []).append({"partition_index": tp[1], "error_code": results[tp]})
+    return build(response_schema(_KEY, version), {
+        "throttle_time": 0, "topics": [{"name": n, "partitions": ps} for n, ps in topics.items()]})
+
+
+def _partitions(request) -> list[tuple[str, int]]:
+    return [(t.name, p.partition_index) for t in request.topics for p in t.partitions]
+
+
+async def handle(ctx, request):
+    version = ctx.version
+    order = _partitions(request)
+    error = group_error(ctx, request.group_id)
+    if error is not None:
+        return _answer(version, dict.fromkeys(order, error), order)
+    results: dict[tuple[str, int], ErrorCode] = {}
+    wanted: dict[tuple[str, int], OffsetRequest] = {}
+    expire = -1
+    if 2 <= version <= 4:
+        retention = int(request.retention_time.total_seconds() * 1000)
+        expire = -1 if retention == -1 else int(time.time() * 1000) + retention
+    cache = ctx.cache
+    for topic in request.topics:
+        authorized = ctx.authorized("READ", "TOPIC", topic.name)
+        known = cache.partitions_of(topic.name)
+        for p in topic.partitions:
+            tp = (topic.name, p.partition_index)
+            if not authorized:
+                results[tp] = ErrorCode.topic_authorization_failed
+            elif p.partition_index not in known:
+                results[tp] = ErrorCode.unknown_topic_or_partition
+            else:
+                wanted[tp] = OffsetRequest(p.committed_offset, p.committed_leader_epoch if version >= 6 else -1,
+                                           p.committed_metadata, expire)
+    if wanted:
+        results.update(await groups(ctx).commit_offsets(
+            request.group_id, request.member_id, request.group_instance_id if version >= 7 else None,
+            request.generation_id_or_member_epoch, wanted))
+    return _answer(version, results, order)
+
+
+def error_response(request, code):
+    order = _partitions(request.body)
+    return _answer(request.version, dict.fromkeys(order, code), order)

@@ -1,0 +1,76 @@
+"""OffsetFetch v1-v9 (v0 read offsets from ZooKeeper and is absent from kio).
+
+v2 top-level error_code and topics null = every committed partition; v3 throttle time;
+v5 committed_leader_epoch; v6 flexible; v7 require_stable (KIP-447: UNSTABLE_OFFSET_COMMIT while a
+transactional commit is pending; fauxka has no pending transactional offsets, so never);
+v8 (KIP-709) several groups per request, each checked for its own coordinator; v9 member id/epoch
+(KIP-848, ignored by classic groups). Authorization: DESCRIBE on the Group
+(GROUP_AUTHORIZATION_FAILED), DESCRIBE on each Topic (unauthorized topics are left out of an
+"all" answer, and answer TOPIC_AUTHORIZATION_FAILED when asked for).
+"""
+
+from model.errors import ErrorCode
+
+from ..protocol.build import build
+from ..protocol.codec import response_schema
+from .group_common import group_error, groups
+
+_KEY = 9
+
+
+def coordinator_key(request) -> str | None:
+    return request.body.group_id if request.version < 8 else None  # v8+: checked per group below
+
+
+def _fetch(ctx, group_id: str, topics) -> tuple[ErrorCode, list[dict]]:
+    error = group_error(ctx, group_id, "DESCRIBE")
+    if error is not None:
+        return error, []
+    asked = None if topics is None else [(t.name, p) for t in topics for p in t.partition_indexes]
+    committed = groups(ctx).fetch_offsets(group_id, asked)
+    out: dict[str, list] = {}
+    allowed: dict[str, bool] = {}
+    for (topic, partition), c in committed.items():
+        if topic not in allowed:
+            allowed[topic] = ctx.authorized("DESCRIBE", "TOPIC", topic, log_if_denied=asked is not None)
+        if not allowed[topic]:
+            if asked is None:
+                continue
+            code = ErrorCode.topic_authorization_failed
+        else:
+            code = ErrorCode.none
+        out.setdefault(topic, []).append({
+            "partition_index": partition, "error_code": code,
+            "committed_offset": c.offset if c is not None and code == ErrorCode.none else -1,
+            "committed_leader_epoch": c.leader_epoch if c is not None and code == ErrorCode.none else -1,
+            "metadata": c.metadata if c is not None and code == ErrorCode.none else ""})
+    return ErrorCode.none, [{"name": n, "partitions": ps} for n, ps in out.items()]
+
+
+def _single(version: int, code, topics, asked=None):
+    if code != ErrorCode.none and version < 2 and asked is not None:  # v1: the error on every partition
+        topics = [{"name": t.name, "partitions": [{"partition_index": p, "committed_offset": -1,
+                                                   "committed_leader_epoch": -1, "metadata": "",
+                                                   "error_code": code} for p in t.partition_indexes]}
+                  for t in asked]
+    return build(response_schema(_KEY, version), {"throttle_time": 0, "error_code": code, "topics": topics})
+
+
+async def handle(ctx, request):
+    version = ctx.version
+    if version >= 8:
+        answers = []
+        for g in request.groups:
+            code, topics = _fetch(ctx, g.group_id, g.topics)
+            answers.append({"group_id": g.group_id, "error_code": code, "topics": topics})
+        return build(response_schema(_KEY, version), {"throttle_time": 0, "groups": answers})
+    code, topics = _fetch(ctx, request.group_id, request.topics)
+    return _single(version, code, topics, request.topics)
+
+
+def error_response(request, code):
+    version, body = request.version, request.body
+    if version >= 8:
+        return build(response_schema(_KEY, version), {"throttle_time": 0, "groups": [
+            {"group_id": g.group_id, "error_code": code, "topics": []} for g in body.groups]})
+    return _single(version, code, [], body.topics)

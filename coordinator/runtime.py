@@ -1,0 +1,212 @@
+"""The coordinator runtime: which __consumer_offsets partitions this broker coordinates, their
+loading and unloading, and the group coordinator's appends (Kafka's GroupMetadataManager
+loading/unloading plus CoordinatorRuntime's shape in 3.9).
+
+- `became_leader(p, epoch)`: the partition is LOADING (requests get COORDINATOR_LOAD_IN_PROGRESS)
+  while its log is replayed from the log start to the log end, then ACTIVE.
+- `lost_leadership(p)`: its groups are forgotten; requests get NOT_COORDINATOR.
+- appends go to the group's partition with acks=all through the `PartitionHost` (the data plane's
+  replica manager on a broker; a list in tests); an append at another leader epoch than the one
+  loaded is refused with NOT_COORDINATOR.
+"""
+
+import asyncio
+import enum
+import time
+from typing import Iterable, Protocol
+
+from model.errors import ErrorCode
+
+from .group.config import GroupConfig
+from .group.coordinator import GroupCoordinator
+from .group.partitioner import partition_for
+
+GROUP_METADATA_TOPIC = "__consumer_offsets"
+GROUP_ROLE = "group_coordinator"
+_MAX_BATCH_BYTES = 512 * 1024  # well below __consumer_offsets' max.message.bytes (1 MB)  # broker.protocol.api_table.Role.GROUP_COORDINATOR.value
+
+
+class PartitionHost(Protocol):
+    """What the coordinator needs from the data plane."""
+
+    def leader_epoch(self, topic: str, partition: int) -> int | None:
+        """This broker's leader epoch for the partition, None when it does not lead it."""
+
+    def records(self, topic: str, partition: int) -> Iterable[tuple[bytes | None, bytes | None]]:
+        """Every (key, value) in the partition's log, oldest first (control batches skipped)."""
+
+    async def append(self, topic: str, partition: int, records: list[tuple[bytes, bytes | None]],
+                     timeout_ms: int) -> ErrorCode:
+        """Append with acks=all; the error the produce path answered (ErrorCode.none: replicated)."""
+
+
+class Load(enum.Enum):
+    LOADING = "loading"
+    ACTIVE = "active"
+
+
+class _GroupLog:
+    """The GroupCoordinator's GroupLog over the runtime."""
+
+    def __init__(self, runtime: "CoordinatorRuntime"):
+        self._runtime = runtime
+
+    async def append(self, group_id: str, records):
+        return await self._runtime.append(group_id, records)
+
+
+class CoordinatorRuntime:
+    def __init__(self, host: PartitionHost, config: GroupConfig, num_partitions: int, *, log=None,
+                 commit_timeout_ms: int = 5000, metrics=None):
+        self.host = host
+        self.num_partitions = num_partitions
+        self.commit_timeout_ms = commit_timeout_ms
+        self.groups = GroupCoordinator(config, _GroupLog(self), metrics=metrics)
+        self.partitions: dict[int, tuple[Load, int]] = {}  # partition -> (state, leader epoch)
+        self._log = log
+        self._tasks: dict[int, asyncio.Task] = {}
+        self._expiry: asyncio.Task | None = None
+        self._queues: dict[int, list[tuple[list, asyncio.Future]]] = {}  # appends waiting for the next batch
+        self._flushers: dict[int, asyncio.Task] = {}
+        self.load_times_ms: list[float] = []
+
+    # --- dispatch ------------------------------------------------------------------------------------
+    def partition_of(self, group_id: str) -> int:
+        return partition_for(group_id, self.num_partitions)
+
+    def owns(self, role, key: str) -> bool:
+        """broker/dispatch.py's check: True while this broker leads (or loads) the key's partition.
+        Roles other than the group coordinator's are not this runtime's to refuse."""
+        if getattr(role, "value", role) != GROUP_ROLE:
+            return True
+        return self.partition_of(key) in self.partitions
+
+    def status(self, group_id: str) -> ErrorCode:
+        """NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS or NONE for the group (validateGroupStatus)."""
+        state = self.partitions.get(self.partition_of(group_id))
+        if state is None:
+            return ErrorCode.not_coordinator
+        if state[0] is Load.LOADING:
+            return ErrorCode.coordinator_load_in_progress
+        return ErrorCode.none
+
+    # --- leadership ----------------------------------------------------------------------------------
+    def became_leader(self, partition: int, epoch: int) -> None:
+        current = self.partitions.get(partition)
+        if current is not None and current[1] == epoch:
+            return
+        if current is not None:
+            self._forget(partition)
+        self.partitions[partition] = (Load.LOADING, epoch)
+        self._tasks[partition] = asyncio.get_running_loop().create_task(self._load(partition, epoch),
+                                                                        name=f"load-offsets-{partition}")
+
+    def lost_leadership(self, partition: int) -> None:
+        if partition in self.partitions:
+            self._forget(partition)
+            if self._log is not None:
+                self._log.info("unloaded group partition", partition=partition)
+
+    def _forget(self, partition: int) -> None:
+        del self.partitions[partition]
+        task = self._tasks.pop(partition, None)
+        if task is not None:
+            task.cancel()
+        self.groups.unload(lambda group_id: self.partition_of(group_id) != partition)
+
+    async def _load(self, partition: int, epoch: int) -> None:
+        started = time.monotonic()
+        try:
+            await asyncio.sleep(0)  # let the replica manager finish becoming leader
+            loaded = set()
+            count = 0
+            for key, value in self.host.records(GROUP_METADATA_TOPIC, partition):
+                self.groups.replay(key, value)
+                count += 1
+                if count % 1000 == 0:
+                    await asyncio.sleep(0)  # other partitions' requests are not held up
+                    if self.partitions.get(partition) != (Load.LOADING, epoch):
+                        return
+            loaded = [g for g in self.groups.groups if self.partition_of(g) == partition]
+            self.groups.loaded(loaded)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a damaged log: stay unloaded rather than serve wrong offsets
+            if self._log is not None:
+                self._log.exception("loading group partition failed", partition=partition, error=repr(exc))
+            self.partitions.pop(partition, None)
+            return
+        finally:
+            self._tasks.pop(partition, None)
+        if self.partitions.get(partition) == (Load.LOADING, epoch):
+            self.partitions[partition] = (Load.ACTIVE, epoch)
+            elapsed = (time.monotonic() - started) * 1000
+            self.load_times_ms.append(elapsed)
+            if self._log is not None:
+                self._log.info("loaded group partition", partition=partition, epoch=epoch, records=count,
+                               groups=len(loaded), ms=round(elapsed, 1))
+
+    # --- appends -------------------------------------------------------------------------------------
+    async def append(self, group_id: str, records: list[tuple[bytes, bytes | None]]) -> ErrorCode:
+        """Queue the records for the group's partition; appends that arrive while one is being
+        replicated go out together in the next batch (as Kafka 3.9's CoordinatorRuntime batches
+        writes), so many concurrent commits cost one acks=all round trip, not one each."""
+        partition = self.partition_of(group_id)
+        state = self.partitions.get(partition)
+        if state is None or self.host.leader_epoch(GROUP_METADATA_TOPIC, partition) != state[1]:
+            return ErrorCode.not_leader_or_follower
+        future = asyncio.get_running_loop().create_future()
+        self._queues.setdefault(partition, []).append((records, future))
+        if partition not in self._flushers:
+            task = asyncio.get_running_loop().create_task(self._flush(partition), name=f"offsets-append-{partition}")
+            self._flushers[partition] = task
+        return await future
+
+    async def _flush(self, partition: int) -> None:
+        pending: list = []
+        try:
+            while self._queues.get(partition):
+                queue = self._queues[partition]
+                size, take = 0, 0
+                while take < len(queue) and (take == 0 or size < _MAX_BATCH_BYTES):
+                    size += sum(len(k) + len(v or b"") for k, v in queue[take][0])
+                    take += 1
+                pending, self._queues[partition] = queue[:take], queue[take:]
+                records = [r for recs, _ in pending for r in recs]
+                try:
+                    code = await self.host.append(GROUP_METADATA_TOPIC, partition, records, self.commit_timeout_ms)
+                except Exception as exc:  # answered as Kafka answers an unexpected append failure
+                    if self._log is not None:
+                        self._log.exception("offsets append failed", partition=partition, error=repr(exc))
+                    code = ErrorCode.unknown_server_error
+                for _, future in pending:
+                    if not future.done():
+                        future.set_result(code)
+                pending = []
+        finally:
+            for _, future in pending + self._queues.pop(partition, []):
+                if not future.done():
+                    future.set_result(ErrorCode.not_leader_or_follower)
+            self._flushers.pop(partition, None)
+
+    # --- life cycle ----------------------------------------------------------------------------------
+    def start(self, retention_check_ms: int) -> None:
+        self._expiry = asyncio.get_running_loop().create_task(self._expire_periodically(retention_check_ms),
+                                                             name="expire-offsets")
+
+    async def _expire_periodically(self, interval_ms: int) -> None:
+        while True:
+            await asyncio.sleep(interval_ms / 1000)
+            try:
+                await self.groups.expire_offsets()
+            except Exception as exc:  # the next pass tries again
+                if self._log is not None:
+                    self._log.exception("offset expiry failed", error=repr(exc))
+
+    async def close(self) -> None:
+        tasks = [*self._tasks.values(), *self._flushers.values(), *([self._expiry] if self._expiry is not None else [])]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self.groups.close()
+        self.partitions.clear()

@@ -1,0 +1,81 @@
+"""Group coordinator faults, each on its own cluster (issue 12): a killed coordinator loses no
+acknowledged commit and clients find the new one; a whole-cluster restart brings groups and
+offsets back (both replayed from __consumer_offsets)."""
+
+import signal
+import time
+
+from tests.admin_helpers import create_topics, topic_spec, unique
+from tests.harness import wait_for
+
+OVERRIDES = {"offsets.topic.num.partitions": "3"}
+
+
+def _setup(cluster, partitions: int = 2) -> tuple[str, str]:
+    topic, group = unique("gf"), unique("g")
+    [result] = create_topics(cluster.controller_address(), [topic_spec(topic, partitions, 3)])
+    assert int(result.error_code) == 0, result
+    return topic, group
+
+
+def _consumer(cluster, group: str):
+    from confluent_kafka import Consumer
+    return Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": group, "enable.auto.commit": False})
+
+
+def _coordinator(cluster, group: str) -> int:
+    from confluent_kafka.admin import AdminClient
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+    [future] = admin.describe_consumer_groups([group], request_timeout=10).values()
+    return future.result().coordinator.id
+
+
+def _committed(cluster, group: str, topic: str, partitions: int = 2) -> list[int]:
+    from confluent_kafka import TopicPartition
+    c = _consumer(cluster, group)
+    try:
+        return [tp.offset for tp in c.committed([TopicPartition(topic, p) for p in range(partitions)], timeout=30)]
+    finally:
+        c.close()
+
+
+def test_killing_the_coordinator_loses_no_acknowledged_commit(make_cluster):
+    from confluent_kafka import KafkaException, TopicPartition
+    cluster = make_cluster(3, OVERRIDES)
+    topic, group = _setup(cluster)
+    c = _consumer(cluster, group)
+    acknowledged = 0
+    for offset in range(1, 21):
+        c.commit(offsets=[TopicPartition(topic, p, offset) for p in range(2)], asynchronous=False)
+        acknowledged = offset
+    victim = _coordinator(cluster, group)
+    cluster.brokers[victim].signal(signal.SIGKILL)
+    deadline = time.monotonic() + 60
+    after = 0
+    while after < 10 and time.monotonic() < deadline:
+        try:
+            c.commit(offsets=[TopicPartition(topic, p, acknowledged + 1) for p in range(2)], asynchronous=False)
+        except KafkaException:
+            time.sleep(0.2)  # the coordinator is moving; the client finds the new one
+            continue
+        acknowledged += 1
+        after += 1
+    c.close()
+    assert after == 10, "commits never resumed on a new coordinator"
+    assert _coordinator(cluster, group) != victim
+    assert _committed(cluster, group, topic) == [acknowledged, acknowledged]
+
+
+def test_a_full_restart_brings_groups_and_offsets_back(make_cluster):
+    from confluent_kafka import TopicPartition
+    cluster = make_cluster(3, OVERRIDES)
+    topic, group = _setup(cluster)
+    c = _consumer(cluster, group)
+    c.commit(offsets=[TopicPartition(topic, 0, 7), TopicPartition(topic, 1, 9)], asynchronous=False)
+    c.close()
+    for broker in cluster.brokers.values():
+        broker.stop()
+    for broker in cluster.brokers.values():
+        broker.start()
+    cluster.wait_ready(60)
+    wait_for(lambda: _committed(cluster, group, topic) == [7, 9], 60, 0.5, "offsets after the restart")
