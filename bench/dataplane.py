@@ -15,7 +15,6 @@ import re
 import signal
 import statistics
 import threading
-import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
