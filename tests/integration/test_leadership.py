@@ -216,13 +216,14 @@ def test_auto_rebalance_gives_a_returning_broker_its_preferred_leaderships(make_
     # alive but cannot catch up (no rebalance to a replica out of the ISR); a longer session keeps
     # the paused leader registered
     cluster = make_cluster(3, {**FAST, "leader.imbalance.check.interval.seconds": "1",
-                               "zookeeper.session.timeout.ms": "15000"})
+                               "zookeeper.session.timeout.ms": "10000"})
     controller = cluster.controller_id()
     victim, leader = [i for i in cluster.brokers if i != controller]
     topic = unique("auto")
     create(cluster, topic, {0: [victim, leader, controller]})
     cluster.brokers[victim].stop()
     wait_for(lambda: partitions(cluster, controller, topic)[0][0] == leader, 10, what="leader moved away")
+    wait_for(lambda: cluster.zk_get(f"/brokers/ids/{victim}") is None, 15, what="victim unregistered")
     for i in range(20):  # what the victim must fetch to rejoin
         assert int(produce(cluster.address_of(leader), topic, 0, batch([b"%d" % i]))[0].error_code) == 0
     cluster.brokers[leader].signal(signal.SIGSTOP)
