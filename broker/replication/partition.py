@@ -139,11 +139,15 @@ class Partition:
 
     def shrink_candidate(self, now_ms: float, lag_max_ms: int) -> list[int] | None:
         """The ISR without the followers that have not caught up for `lag_max_ms`
-        (Partition.getOutOfSyncReplicas); None when nobody is out of sync."""
+        (Partition.getOutOfSyncReplicas); None when nobody is out of sync. A follower at the
+        leader's end offset is in sync however long ago it fetched (Replica.isCaughtUp): an idle
+        partition keeps a paused follower."""
         if not self.is_leader or self.isr_change_pending:
             return None
+        leo = self.log.log_end_offset
         out = [r for r in self.isr if r != self.broker_id and
-               now_ms - self.followers.get(r, FollowerState()).last_caught_up_ms > lag_max_ms]
+               (state := self.followers.get(r, FollowerState())).log_end_offset != leo and
+               now_ms - state.last_caught_up_ms > lag_max_ms]
         if not out:
             return None
         return [r for r in self.isr if r not in out]

@@ -3,6 +3,7 @@ run here in the test process on a real metadata cache of a real cluster, speakin
 its brokers (AlterPartition as that partition's leader, AllocateProducerIds, ControlledShutdown)."""
 
 import asyncio
+import signal
 from types import SimpleNamespace
 
 import structlog
@@ -37,10 +38,18 @@ async def _as_broker(cluster, broker_id: int, body):
         await zk.stop()
 
 
+# The real brokers replicate: a paused follower cannot be put back in the ISR by its real leader
+# behind the test's back; a longer session keeps the paused broker registered meanwhile.
+PAUSABLE = {"zookeeper.session.timeout.ms": "10000"}
+
+
 def test_alter_partition_and_producer_ids_through_the_channel(make_cluster):
-    cluster = make_cluster(3)
+    cluster = make_cluster(3, PAUSABLE)
+    # L leads, K stays in the ISR, F (not the controller: it is paused) is dropped
+    K = cluster.controller_id()
+    L, F = [b for b in cluster.brokers if b != K]
     topic = unique("chan")
-    (result,) = create_topics(cluster.controller_address(), [topic_spec(topic, assignments={0: [2, 1, 3]})])
+    (result,) = create_topics(cluster.controller_address(), [topic_spec(topic, assignments={0: [L, K, F]})])
     assert int(result.error_code) == 0
 
     async def body(cache, channel):
@@ -50,42 +59,57 @@ def test_alter_partition_and_producer_ids_through_the_channel(make_cluster):
             wait += 1
         state = cache.partition_states[(topic, 0)]
         topic_id = cache.topics[topic].topic_id
-        assert (state.leader, state.zk_version) == (2, 0)
-        shrunk = await channel.alter_partition(topic, topic_id, 0, state.leader_epoch, [2, 1], state.zk_version)
+        assert (state.leader, state.zk_version) == (L, 0)
+        shrunk = await channel.alter_partition(topic, topic_id, 0, state.leader_epoch, [L, K], state.zk_version)
         assert (shrunk.error, shrunk.leader, shrunk.leader_epoch, shrunk.isr, shrunk.partition_epoch) == \
-            (ErrorCode.none, 2, state.leader_epoch, [2, 1], 1)
-        stale = await channel.alter_partition(topic, topic_id, 0, state.leader_epoch, [2], 0)
+            (ErrorCode.none, L, state.leader_epoch, [L, K], 1)
+        stale = await channel.alter_partition(topic, topic_id, 0, state.leader_epoch, [L], 0)
         assert stale.error == ErrorCode.invalid_update_version
-        fenced = await channel.alter_partition(topic, topic_id, 0, state.leader_epoch - 1, [2], 1)
+        fenced = await channel.alter_partition(topic, topic_id, 0, state.leader_epoch - 1, [L], 1)
         assert fenced.error == ErrorCode.fenced_leader_epoch
-        ineligible = await channel.alter_partition(topic, topic_id, 0, state.leader_epoch, [2, 1, 9], 1)
+        ineligible = await channel.alter_partition(topic, topic_id, 0, state.leader_epoch, [L, K, 9], 1)
         assert ineligible.error == ErrorCode.ineligible_replica
-        while cache.partition_states[(topic, 0)].zk_version != 1:  # the cache learns it from its watch
+        for _ in range(500):  # the cache learns it from its watch
+            if cache.partition_states[(topic, 0)].zk_version == 1:
+                break
             await asyncio.sleep(0.01)
-        assert cache.partition_states[(topic, 0)].isr == [2, 1]
+        assert cache.partition_states[(topic, 0)].isr == [L, K] and cache.partition_states[(topic, 0)].zk_version == 1
         return [await channel.allocate_producer_ids() for _ in range(3)]
 
-    blocks = asyncio.run(_as_broker(cluster, 2, body))
+    cluster.brokers[F].signal(signal.SIGSTOP)  # the replica the test drops from the ISR
+    try:
+        blocks = asyncio.run(_as_broker(cluster, L, body))
+    finally:
+        cluster.brokers[F].signal(signal.SIGCONT)
     assert blocks == [(0, 1000), (1000, 1000), (2000, 1000)]
 
 
 def test_controlled_shutdown_through_the_channel_moves_leaderships(make_cluster):
-    cluster = make_cluster(3)
+    cluster = make_cluster(3, PAUSABLE)
+    B = cluster.controller_id()
+    V, A = [b for b in cluster.brokers if b != B]  # V (paused, so not the controller) shuts down
     topic = unique("chan")
-    (result,) = create_topics(cluster.controller_address(), [topic_spec(topic, assignments={0: [3, 1, 2], 1: [1, 3, 2]})])
+    (result,) = create_topics(cluster.controller_address(), [topic_spec(topic, assignments={0: [V, A, B], 1: [A, V, B]})])
     assert int(result.error_code) == 0
 
     async def body(cache, channel):
-        while (topic, 1) not in cache.partition_states:
+        for _ in range(100):
+            if (topic, 1) in cache.partition_states:
+                break
             await asyncio.sleep(0.05)
-        await channel.controlled_shutdown()  # speaking for broker 3, which keeps running
+        await channel.controlled_shutdown()  # speaking for broker V, which is paused
         return cache
 
-    asyncio.run(_as_broker(cluster, 3, body))
+    # the real broker V is paused: running, it would fetch and its leaders would take it back
+    cluster.brokers[V].signal(signal.SIGSTOP)
+    try:
+        asyncio.run(_as_broker(cluster, V, body))
 
-    def moved():
-        now = partitions(cluster, 1, topic)
-        return now if all(leader != 3 and 3 not in isr for leader, _, isr in now.values()) else None
+        def moved():
+            now = partitions(cluster, A, topic)
+            return now if all(leader != V and V not in isr for leader, _, isr in now.values()) else None
 
-    now = wait_for(moved, 5, what="broker 3's leadership and ISR places gone")
-    assert now[0][0] == 1 and now[1][0] == 1
+        now = wait_for(moved, 5, what="broker V's leadership and ISR places gone")
+        assert now[0][0] == A and now[1][0] == A
+    finally:
+        cluster.brokers[V].signal(signal.SIGCONT)

@@ -11,10 +11,12 @@ import threading
 import time
 
 from tests.admin_helpers import create_topics, send, topic_spec, unique
+from tests.data_helpers import batch, produce
 from tests.harness import SESSION_TIMEOUT_MS, wait_for
 
 SESSION_S = SESSION_TIMEOUT_MS / 1000
 FAST = {"controlled.shutdown.retry.backoff.ms": "200", "leader.imbalance.check.interval.seconds": "300"}
+LAGGY = {"replica.lag.time.max.ms": "1000", "replica.fetch.backoff.ms": "200"}  # a paused follower drops out in ~1 s
 
 
 def partitions(cluster, broker_id: int, topic: str) -> dict[int, tuple[int, int, list[int]]]:
@@ -26,13 +28,25 @@ def partitions(cluster, broker_id: int, topic: str) -> dict[int, tuple[int, int,
     return {p.partition_index: (p.leader_id, p.leader_epoch, sorted(p.isr_nodes)) for p in t.partitions}
 
 
+def live_brokers(cluster, broker_id: int) -> list[int]:
+    """The brokers one broker's Metadata lists (the registered ones)."""
+    response = send(cluster.address_of(broker_id), 3, 12, {"topics": [], "allow_auto_topic_creation": False,
+                                                           "include_topic_authorized_operations": False}, timeout_s=5)
+    return sorted(b.node_id for b in response.brokers)
+
+
 def create(cluster, topic: str, assignments: dict[int, list[int]], configs: dict | None = None) -> None:
     (result,) = create_topics(cluster.controller_address(), [topic_spec(topic, assignments=assignments,
                                                                         configs=configs)])
     assert int(result.error_code) == 0, result
     for broker_id in cluster.brokers:
-        wait_for(lambda b=broker_id: all(l >= 0 for l, _, _ in partitions(cluster, b, topic).values()), 10,
+        wait_for(lambda b=broker_id: _all_led(partitions(cluster, b, topic), len(assignments)), 10,
                  what=f"topic {topic} on broker {broker_id}")
+
+
+def _all_led(seen: dict, count: int) -> bool:
+    """Every partition listed with a leader (a broker that does not know the topic yet lists none)."""
+    return len(seen) == count and all(leader >= 0 for leader, _, _ in seen.values())
 
 
 def started(make_cluster):
@@ -112,7 +126,10 @@ def test_returning_broker_gets_preferred_leaderships_back_through_elect_leaders(
     wait_for(lambda: partitions(cluster, others[0], topic)[0][0] == others[0], 10, what="leader moved away")
     cluster.brokers[victim].start()
     cluster.wait_ready(20)
-    rejoin_isr(cluster, topic, 0, victim, check_stale=True)  # no auto rebalance in between: interval 300 s
+    # its follower fetches catch it up and the leader puts it back in the ISR (AlterPartition);
+    # no auto rebalance meanwhile: interval 300 s
+    wait_for(lambda: victim in partitions(cluster, others[1], topic)[0][2], 15, what="victim back in the ISR")
+    assert partitions(cluster, others[1], topic)[0][0] == others[0]
 
     admin = AdminClient({"bootstrap.servers": cluster.address_of(others[1])})  # not necessarily the controller
     futures = admin.elect_leaders(ElectionType.PREFERRED, [TopicPartition(topic, 0), TopicPartition(topic, 1)])
@@ -123,18 +140,26 @@ def test_returning_broker_gets_preferred_leaderships_back_through_elect_leaders(
 
 
 def test_unclean_election_is_honoured(make_cluster):
-    cluster = make_cluster(3, FAST)
+    # b must be alive and out of the ISR when a dies: b is paused while a takes records (acks=1)
+    # until a's lag check drops it; a longer session keeps the paused b registered meanwhile
+    cluster = make_cluster(3, {**FAST, **LAGGY, "zookeeper.session.timeout.ms": "6000"})
     controller = cluster.controller_id()
     a, b = [i for i in cluster.brokers if i != controller]
     clean, unclean = unique("clean"), unique("unclean")
     create(cluster, clean, {0: [a, b]})
     create(cluster, unclean, {0: [a, b]}, {"unclean.leader.election.enable": "true"})
-    cluster.brokers[b].stop()  # b leaves the ISRs (controlled shutdown)...
-    wait_for(lambda: partitions(cluster, a, clean)[0] [2] == [a], 10, what="b out of the ISR")
-    cluster.brokers[b].start()
-    cluster.wait_ready(20)
-    cluster.brokers[a].signal(signal.SIGKILL)  # ...then the only in-sync replica dies
-    wait_for(lambda: partitions(cluster, b, unclean)[0][0] == b, SESSION_S + 5, what="unclean leader")
+    for topic in (clean, unclean):
+        wait_for(lambda t=topic: partitions(cluster, a, t)[0][2] == [a, b], 10, what=f"b in the ISR of {topic}")
+    cluster.brokers[b].signal(signal.SIGSTOP)
+    try:
+        for topic in (clean, unclean):
+            assert int(produce(cluster.address_of(a), topic, 0, batch([b"only on a"]), acks=1)[0].error_code) == 0
+        for topic in (clean, unclean):  # replica.lag.time.max.ms: b has not caught up for a second
+            wait_for(lambda t=topic: partitions(cluster, a, t)[0][2] == [a], 5, what=f"a shrinks the ISR of {topic}")
+        cluster.brokers[a].signal(signal.SIGKILL)  # ...then the only in-sync replica dies
+    finally:
+        cluster.brokers[b].signal(signal.SIGCONT)
+    wait_for(lambda: partitions(cluster, b, unclean)[0][0] == b, 6 + 5, what="unclean leader")
     assert partitions(cluster, b, unclean)[0][2] == [b]
     assert partitions(cluster, b, clean)[0][0] == -1  # no unclean election without the config
     response = send(cluster.address_of(b), 43, 2, {"election_type": 0, "timeout": 5000, "topic_partitions": [
@@ -186,48 +211,33 @@ def test_producer_id_blocks_are_distinct_across_brokers(make_cluster):
         assert int(send(cluster.controller_address(), 56, version, by_name).error_code) == 77  # not a live broker
 
 
-def rejoin_isr(cluster, topic: str, partition: int, broker_id: int, check_stale: bool = False) -> None:
-    """Put a returned broker back into the ISR as its leader would (AlterPartition to the controller):
-    until replication does it, the tests play the leader."""
-    path = f"/brokers/topics/{topic}/partitions/{partition}/state"
-    state = json.loads(cluster.zk_get(path))
-    version = _znode_version(cluster, path)
-    response = send(cluster.controller_address(), 56, 3, {
-        "broker_id": state["leader"], "broker_epoch": -1, "topics": [{"topic_id": _topic_id(cluster, topic),
-                                                                      "partitions": [{
-            "partition_index": partition, "leader_epoch": state["leader_epoch"], "partition_epoch": version,
-            "new_isr_with_epochs": [{"broker_id": b, "broker_epoch": -1} for b in [*state["isr"], broker_id]],
-            "leader_recovery_state": 0}]}]})
-    (p,) = response.topics[0].partitions
-    assert int(p.error_code) == 0 and p.partition_epoch == version + 1 and broker_id in p.isr, p
-    assert p.leader_id == state["leader"] and p.leader_epoch == state["leader_epoch"]  # ISR changes keep the epoch
-    if not check_stale:
-        return
-    # the same request again: the partition epoch it names is stale now
-    again = send(cluster.controller_address(), 56, 3, {
-        "broker_id": state["leader"], "broker_epoch": -1, "topics": [{"topic_id": _topic_id(cluster, topic),
-                                                                      "partitions": [{
-            "partition_index": partition, "leader_epoch": state["leader_epoch"], "partition_epoch": version,
-            "new_isr_with_epochs": [{"broker_id": b, "broker_epoch": -1} for b in state["isr"]],
-            "leader_recovery_state": 0}]}]})
-    assert int(again.topics[0].partitions[0].error_code) == 95  # INVALID_UPDATE_VERSION
-
-
 def test_auto_rebalance_gives_a_returning_broker_its_preferred_leaderships(make_cluster):
-    cluster = make_cluster(3, {**FAST, "leader.imbalance.check.interval.seconds": "1"})
+    # the leader is paused while the preferred replica comes back, so the returning broker is
+    # alive but cannot catch up (no rebalance to a replica out of the ISR); a longer session keeps
+    # the paused leader registered
+    cluster = make_cluster(3, {**FAST, "leader.imbalance.check.interval.seconds": "1",
+                               "zookeeper.session.timeout.ms": "10000"})
     controller = cluster.controller_id()
-    victim = next(i for i in cluster.brokers if i != controller)
-    others = [i for i in cluster.brokers if i != victim]
+    victim, leader = [i for i in cluster.brokers if i != controller]
     topic = unique("auto")
-    create(cluster, topic, {0: [victim, *others]})
+    create(cluster, topic, {0: [victim, leader, controller]})
     cluster.brokers[victim].stop()
-    wait_for(lambda: partitions(cluster, others[0], topic)[0][0] != victim, 10, what="leader moved away")
-    cluster.brokers[victim].start()
-    cluster.wait_ready(20)
-    time.sleep(1.5)
-    assert partitions(cluster, others[0], topic)[0][0] != victim  # not in the ISR: no preferred election
-    rejoin_isr(cluster, topic, 0, victim)
-    wait_for(lambda: partitions(cluster, others[0], topic)[0][0] == victim, 5, what="preferred leader restored")
+    wait_for(lambda: partitions(cluster, controller, topic)[0][0] == leader, 10, what="leader moved away")
+    wait_for(lambda: cluster.zk_get(f"/brokers/ids/{victim}") is None, 15, what="victim unregistered")
+    for i in range(20):  # what the victim must fetch to rejoin
+        assert int(produce(cluster.address_of(leader), topic, 0, batch([b"%d" % i]))[0].error_code) == 0
+    cluster.brokers[leader].signal(signal.SIGSTOP)
+    try:
+        cluster.brokers[victim].start()
+        wait_for(lambda: partitions(cluster, victim, topic)[0][0] == leader, 20, what="victim serving, a follower")
+        wait_for(lambda: victim in live_brokers(cluster, controller), 5, what="victim alive to the controller")
+        time.sleep(2.5)  # two imbalance checks or more
+        assert partitions(cluster, controller, topic)[0][::2] == (leader, sorted([leader, controller]))
+    finally:
+        cluster.brokers[leader].signal(signal.SIGCONT)
+    restored = wait_for(lambda: (p := partitions(cluster, controller, topic)[0])[0] == victim and p, 15,
+                        what="preferred leader restored")
+    assert restored[2] == sorted(cluster.brokers)  # elected from the ISR it rejoined by fetching
 
 
 def test_the_controllers_own_leaderships_move_on_sigterm_and_on_kill_9(make_cluster):
@@ -248,25 +258,3 @@ def test_the_controllers_own_leaderships_move_on_sigterm_and_on_kill_9(make_clus
     last = next(i for i in ids if i not in (first, second))
     wait_for(lambda: all(leader == last for leader, _, _ in partitions(cluster, last, topic).values()),
              SESSION_S + 5, what="the last broker leads everything")
-
-
-def _znode_version(cluster, path: str) -> int:
-    import asyncio
-
-    import structlog
-
-    from zkstore import ZkStore
-
-    async def read():
-        store = ZkStore(cluster.zk_connect, 10000, structlog.get_logger())
-        await store.start(10)
-        try:
-            return (await store.get(path))[1].version
-        finally:
-            await store.stop()
-    return asyncio.run(read())
-
-
-def _topic_id(cluster, topic: str):
-    from zkstore import paths as zp
-    return zp.decode_topic(cluster.zk_get(f"/brokers/topics/{topic}")).topic_id

@@ -86,6 +86,15 @@ def test_a_lagging_follower_is_a_shrink_candidate_after_the_lag_time():
     assert p.shrink_candidate(now_ms=11500.0, lag_max_ms=10000) == [1, 2]
 
 
+def test_a_follower_at_the_leaders_end_stays_in_sync_however_long_it_is_silent():
+    p = leader()  # log end offset 10
+    p.update_follower(2, 10, 1500.0)
+    p.update_follower(3, 10, 1500.0)
+    assert p.shrink_candidate(now_ms=1e9, lag_max_ms=10000) is None  # idle partition: nothing to fetch
+    p.log.log_end_offset = 11  # an append they have not fetched
+    assert p.shrink_candidate(now_ms=1e9, lag_max_ms=10000) == [1]
+
+
 def test_a_follower_that_reached_the_end_it_saw_last_time_counts_as_caught_up():
     p = leader()
     p.update_follower(3, 10, 2000.0)
