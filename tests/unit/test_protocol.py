@@ -58,3 +58,17 @@ def test_api_versions_response_uses_header_v0_even_when_flexible():
     framed = encode_response(77, response)
     assert framed[4:8] == (77).to_bytes(4, "big")
     assert decode_response(framed[4:], request_schema(18, 3)) == (77, response)
+
+
+def test_every_handler_module_is_in_the_api_table():
+    """A handler module (one with `handle`) the table does not name is an api brokers close the
+    connection on: two merges lost ElectLeaders and IncrementalAlterConfigs that way."""
+    import importlib
+    import pkgutil
+
+    import broker.handlers
+
+    named = {api.name for api in api_table.TABLE.values()}
+    handlers = {m.name for m in pkgutil.iter_modules(broker.handlers.__path__)
+                if hasattr(importlib.import_module(f"broker.handlers.{m.name}"), "handle")}
+    assert handlers - named == set()
