@@ -58,3 +58,18 @@ def test_api_versions_response_uses_header_v0_even_when_flexible():
     framed = encode_response(77, response)
     assert framed[4:8] == (77).to_bytes(4, "big")
     assert decode_response(framed[4:], request_schema(18, 3)) == (77, response)
+
+
+def test_every_handler_module_is_in_the_api_table():
+    """A merge once dropped ElectLeaders and IncrementalAlterConfigs from the table while their
+    handlers stayed: ApiVersions stopped advertising them and clients refused to send them."""
+    import importlib
+    import pkgutil
+
+    import broker.handlers
+
+    served = {api.name for api in api_table.TABLE.values()}
+    handlers = {m.name for m in pkgutil.iter_modules(broker.handlers.__path__)
+                if hasattr(importlib.import_module(f"broker.handlers.{m.name}"), "handle")}
+    assert handlers <= served
+    assert {"elect_leaders", "incremental_alter_configs"} <= handlers
