@@ -18,6 +18,7 @@ import urllib.parse
 import urllib.request
 
 import pytest
+from confluent_kafka import ElectionType, TopicPartition
 from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic
 
 from broker.protocol import health
@@ -196,10 +197,17 @@ def test_produce_and_consume_through_every_broker(compose, state):
     with socket.create_connection(("localhost", compose.port("FAUXKA_PORT_1")), 5) as sock:
         sock.settimeout(5)
         assert DATA_PLANE <= set(health.api_versions(sock))
-    from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
+    from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer
 
-    partitions = admin(compose).list_topics(TOPIC, timeout=10).topics[TOPIC].partitions
-    assert sorted(p.leader for p in partitions.values()) == [1, 2, 3]  # Kafka's round-robin leaders
+    # broker-3 was recreated above and its leadership moved: the preferred leaders (Kafka's
+    # round-robin first replicas, one per broker) back by ElectLeaders
+    client = admin(compose)
+    client.elect_leaders(ElectionType.PREFERRED, [TopicPartition(TOPIC, p) for p in range(3)]).result(20)
+
+    def leaders():
+        partitions = client.list_topics(TOPIC, timeout=10).topics[TOPIC].partitions
+        return sorted(p.leader for p in partitions.values()) == [1, 2, 3]
+    wait_for(leaders, 15, 0.2, f"{TOPIC}'s partitions led by brokers 1, 2, 3")
     producer = Producer({"bootstrap.servers": compose.bootstrap, "acks": "all"})
     sent = [(p, f"host-{p}".encode()) for p in range(3)]
     for partition, value in sent:
@@ -242,7 +250,7 @@ def test_a_consumer_group_from_the_host(compose, state):
     """A subscribed consumer (FindCoordinator, JoinGroup, SyncGroup, Heartbeat, OffsetCommit through
     the published ports) gets every partition of TOPIC and commits; a second member's join moves
     partitions to it. The commits are read again after down + up."""
-    from confluent_kafka import Consumer, TopicPartition
+    from confluent_kafka import Consumer
 
     settings = {"bootstrap.servers": compose.bootstrap, "group.id": "compose-group",
                 "auto.offset.reset": "earliest", "enable.auto.commit": False, "session.timeout.ms": 10000}
@@ -295,7 +303,7 @@ def test_down_and_up_keep_topics_configs_and_cluster_id(compose, state):
     assert next(iter(described.values())).result(20)["retention.ms"].value == "3600000"
     assert audit_lines(compose, TOPIC) >= 2  # its creation and its config change, kept in the audit volume
     # every acknowledged record survives (the partition logs are in the broker-N-data volumes) ...
-    from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+    from confluent_kafka import OFFSET_BEGINNING, Consumer
 
     consumer = Consumer({"bootstrap.servers": compose.bootstrap, "group.id": "compose-after-up",
                          "enable.auto.commit": False})
