@@ -293,6 +293,10 @@ def test_a_killed_controller_is_restarted_and_the_cluster_serves(compose):
 def test_down_and_up_keep_topics_configs_and_cluster_id(compose, state):
     compose.down()
     assert {f"{compose.project}_{v}" for v in ("zookeeper-data", "broker-1-data", "audit")} <= set(compose.volumes())
+    for n in (1, 2, 3):  # log.dirs is the volume: a replica of every partition of TOPIC (RF 3)
+        listing = docker("run", "--rm", "-v", f"{compose.project}_broker-{n}-data:/d", "fauxka-broker:latest",
+                         "ls", "/d").stdout.split()
+        assert {f"{TOPIC}-{p}" for p in range(3)} <= set(listing), listing
     compose.up(label="up after down (warm)")
     assert compose.timings["up after down (warm)"] < 30  # 6-10 s measured; the goal is 10 s
     assert cluster_id(compose) == state["cluster_id"]
