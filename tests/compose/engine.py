@@ -13,6 +13,7 @@ from pathlib import Path
 from fauxka.ports import free_ports
 
 ROOT = Path(__file__).resolve().parents[2]
+TLS_OVERLAY = ROOT / "docker-compose.tls.yml"
 SERVICES = ("zookeeper", "broker-1", "broker-2", "broker-3", "prometheus")
 BROKERS = ("broker-1", "broker-2", "broker-3")
 
@@ -26,13 +27,16 @@ class Compose:
     project: str = "fauxka-compose-test"
     env: dict[str, str] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
+    files: tuple[Path, ...] = ()  # compose files merged over the shipped one in every command
 
     @classmethod
-    def with_free_ports(cls) -> "Compose":
-        base = free_ports(5)
+    def with_free_ports(cls, project: str = "fauxka-compose-test", files: tuple[Path, ...] = ()) -> "Compose":
+        base = free_ports(8)
         ports = {"FAUXKA_PORT_1": base, "FAUXKA_PORT_2": base + 1, "FAUXKA_PORT_3": base + 2,
-                 "FAUXKA_ZOOKEEPER_PORT": base + 3, "FAUXKA_PROMETHEUS_PORT": base + 4}
-        return cls(env={"FAUXKA_HOST": "localhost", **{k: str(v) for k, v in ports.items()}})
+                 "FAUXKA_ZOOKEEPER_PORT": base + 3, "FAUXKA_PROMETHEUS_PORT": base + 4,
+                 "FAUXKA_TLS_PORT_1": base + 5, "FAUXKA_TLS_PORT_2": base + 6, "FAUXKA_TLS_PORT_3": base + 7}
+        return cls(project=project, files=files,
+                   env={"FAUXKA_HOST": "localhost", **{k: str(v) for k, v in ports.items()}})
 
     def port(self, name: str) -> int:
         return int(self.env[name])
@@ -42,13 +46,19 @@ class Compose:
         return ",".join(f"localhost:{self.port(f'FAUXKA_PORT_{n}')}" for n in (1, 2, 3))
 
     @property
+    def tls_bootstrap(self) -> str:
+        """The SSL_HOST listeners of docker-compose.tls.yml."""
+        return ",".join(f"localhost:{self.port(f'FAUXKA_TLS_PORT_{n}')}" for n in (1, 2, 3))
+
+    @property
     def network(self) -> str:
         return f"{self.project}_default"
 
     def run(self, *args: str, timeout_s: float = 180, check: bool = True,
             overrides: tuple[Path, ...] = ()) -> subprocess.CompletedProcess:
-        """docker compose with the shipped file (and `overrides`, compose files merged over it)."""
-        files = [arg for path in (ROOT / "docker-compose.yml", *overrides) for arg in ("-f", str(path))]
+        """docker compose with the shipped file (and `files`, then `overrides`, merged over it)."""
+        paths = (ROOT / "docker-compose.yml", *self.files, *overrides)
+        files = [arg for path in paths for arg in ("-f", str(path))]
         command = ["docker", "compose", "-p", self.project, *files, *args]
         env = {**os.environ, **self.env}
         try:
@@ -86,7 +96,11 @@ class Compose:
         return cid
 
     def inspect(self, service: str) -> dict:
-        return json.loads(docker("inspect", self.container(service)).stdout)[0]
+        return self.inspect_id(self.container(service))
+
+    @staticmethod
+    def inspect_id(container: str) -> dict:
+        return json.loads(docker("inspect", container).stdout)[0]
 
     def health(self, service: str) -> str:
         state = self.inspect(service)["State"]

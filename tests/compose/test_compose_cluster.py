@@ -3,8 +3,9 @@
 Run by `make compose-test` (CI runs it after `make test`); skipped elsewhere. The tests share one
 project, in this order: up and health, the host side (confluent-kafka, `fauxka status`), the
 compose network's side (aiokafka in the broker image), Prometheus, an unknown KAFKA_ variable
-(`run`, then in the file: an unhealthy broker), the produce/consume placeholder, a killed
-controller's restart, down + up keeping the data, down -v wiping it. The project is taken down
+(`run`, then in the file: an unhealthy broker), produce and consume through every broker from
+both sides, a consumer group from the host, a killed controller's restart, down + up keeping the
+data (records and group commits too), down -v wiping it. The project is taken down
 with its volumes whatever fails."""
 
 import json
@@ -17,6 +18,7 @@ import urllib.parse
 import urllib.request
 
 import pytest
+from confluent_kafka import ElectionType, TopicPartition
 from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic
 
 from broker.protocol import health
@@ -62,6 +64,23 @@ def describe_cluster(compose: Compose):
     return client.describe_cluster(request_timeout=10).result(15)
 
 
+def all_partitions(client: AdminClient, topic: str, count: int = 3) -> dict | None:
+    """The topic's partitions once Metadata lists all `count` of them."""
+    partitions = client.list_topics(topic, timeout=10).topics[topic].partitions
+    return partitions if len(partitions) == count else None
+
+
+def consume(consumer, count: int, timeout_s: float = 30) -> list:
+    """(partition, value) of the first `count` records `consumer` polls within the deadline."""
+    got = []
+    deadline = time.monotonic() + timeout_s
+    while len(got) < count and time.monotonic() < deadline:
+        message = consumer.poll(1)
+        if message is not None and message.error() is None:
+            got.append((message.partition(), message.value()))
+    return got
+
+
 def cluster_id(compose: Compose) -> str:
     return describe_cluster(compose).cluster_id
 
@@ -86,8 +105,9 @@ def test_host_side_metadata_and_admin(compose, state):
         n: ("localhost", compose.port(f"FAUXKA_PORT_{n}")) for n in (1, 2, 3)}
     futures = client.create_topics([NewTopic(TOPIC, num_partitions=3, replication_factor=3)], request_timeout=15)
     futures[TOPIC].result(20)
-    partitions = client.list_topics(TOPIC, timeout=10).topics[TOPIC].partitions
-    assert sorted(partitions) == [0, 1, 2]
+    # CreateTopics answers once the broker that took it sees the leaders; the others learn of the
+    # topic from ZooKeeper tens of ms later (Kafka's UpdateMetadata lags the same way)
+    partitions = wait_for(lambda: all_partitions(client, TOPIC), 10, 0.1, f"{TOPIC} in Metadata")
     assert all(sorted(p.replicas) == [1, 2, 3] for p in partitions.values())
     resource = ConfigResource("topic", TOPIC, incremental_configs=[
         ConfigEntry("retention.ms", "3600000", incremental_operation=AlterConfigOpType.SET)])
@@ -168,34 +188,35 @@ def test_a_broker_with_an_unknown_variable_is_unhealthy_and_says_why(compose, tm
 
 
 def test_produce_and_consume_through_every_broker(compose, state):
-    """PLACEHOLDER until "Messages flow" lands: skipped while the brokers' ApiVersions lacks Produce,
-    Fetch or ListOffsets, and runs by itself once they answer them. Partitions are assigned, not
-    subscribed, so it needs no group coordinator. Records it acknowledged are checked again after
-    down + up (test_down_and_up_keep_topics_configs_and_cluster_id)."""
+    """Acknowledged (acks=all) records from the host and from the compose network, read back from
+    every partition; TOPIC's three partitions are led by the three brokers, so each broker takes
+    Produce and Fetch. Partitions are assigned, not subscribed (the group test follows). The
+    records are read again after down + up (test_down_and_up_keep_topics_configs_and_cluster_id)."""
     import socket
 
     with socket.create_connection(("localhost", compose.port("FAUXKA_PORT_1")), 5) as sock:
         sock.settimeout(5)
-        missing = DATA_PLANE - set(health.api_versions(sock))
-        if missing:
-            pytest.skip(f"the brokers do not answer api keys {sorted(missing)} yet (the data plane has not landed)")
-    from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
+        assert DATA_PLANE <= set(health.api_versions(sock))
+    from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer
 
+    # broker-3 was recreated above and its leadership moved: the preferred leaders (Kafka's
+    # round-robin first replicas, one per broker) back by ElectLeaders
+    client = admin(compose)
+    client.elect_leaders(ElectionType.PREFERRED, [TopicPartition(TOPIC, p) for p in range(3)]).result(20)
+
+    def leaders():
+        partitions = client.list_topics(TOPIC, timeout=10).topics[TOPIC].partitions
+        return sorted(p.leader for p in partitions.values()) == [1, 2, 3]
+    wait_for(leaders, 15, 0.2, f"{TOPIC}'s partitions led by brokers 1, 2, 3")
     producer = Producer({"bootstrap.servers": compose.bootstrap, "acks": "all"})
-    sent = [(p, f"host-{p}".encode()) for p in range(3)]  # partitions led by different brokers
+    sent = [(p, f"host-{p}".encode()) for p in range(3)]
     for partition, value in sent:
         producer.produce(TOPIC, value, partition=partition)
     assert producer.flush(30) == 0
-    # assigned partitions from the beginning: no group coordinator needed
     consumer = Consumer({"bootstrap.servers": compose.bootstrap, "group.id": "compose-test",
                          "enable.auto.commit": False})
     consumer.assign([TopicPartition(TOPIC, p, OFFSET_BEGINNING) for p in range(3)])
-    got = []
-    deadline = time.monotonic() + 30
-    while len(got) < len(sent) and time.monotonic() < deadline:
-        message = consumer.poll(1)
-        if message is not None and message.error() is None:
-            got.append((message.partition(), message.value()))
+    got = consume(consumer, len(sent))
     consumer.close()
     assert sorted(got) == sorted(sent)
     script = textwrap.dedent(f"""
@@ -222,7 +243,36 @@ def test_produce_and_consume_through_every_broker(compose, state):
     """)
     out = compose.in_network(script)
     assert all(f"network-{n}" in out and f"host-{n - 1}" in out for n in (1, 2, 3)), out
-    state["records"] = 6
+    state["records"] = sorted(sent + [(n - 1, f"network-{n}".encode()) for n in (1, 2, 3)])
+
+
+def test_a_consumer_group_from_the_host(compose, state):
+    """A subscribed consumer (FindCoordinator, JoinGroup, SyncGroup, Heartbeat, OffsetCommit through
+    the published ports) gets every partition of TOPIC and commits; a second member's join moves
+    partitions to it. The commits are read again after down + up."""
+    from confluent_kafka import Consumer
+
+    settings = {"bootstrap.servers": compose.bootstrap, "group.id": "compose-group",
+                "auto.offset.reset": "earliest", "enable.auto.commit": False, "session.timeout.ms": 10000}
+    first = Consumer(settings)
+    first.subscribe([TOPIC])
+    got = consume(first, len(state["records"]), 60)
+    assert sorted(got) == state["records"]
+    first.commit(asynchronous=False)
+    committed = first.committed([TopicPartition(TOPIC, p) for p in range(3)], timeout=15)
+    assert sorted((tp.partition, tp.offset) for tp in committed) == [(0, 2), (1, 2), (2, 2)]
+    second = Consumer(settings)
+    second.subscribe([TOPIC])
+
+    def split():
+        first.poll(0.2)
+        second.poll(0.2)
+        mine, theirs = first.assignment(), second.assignment()
+        return len(mine) + len(theirs) == 3 and mine and theirs
+    wait_for(split, 60, 0, "the group's three partitions split between two members")
+    second.close()
+    first.close()
+    state["group"] = "compose-group"
 
 
 def test_a_killed_controller_is_restarted_and_the_cluster_serves(compose):
@@ -243,6 +293,10 @@ def test_a_killed_controller_is_restarted_and_the_cluster_serves(compose):
 def test_down_and_up_keep_topics_configs_and_cluster_id(compose, state):
     compose.down()
     assert {f"{compose.project}_{v}" for v in ("zookeeper-data", "broker-1-data", "audit")} <= set(compose.volumes())
+    for n in (1, 2, 3):  # log.dirs is the volume: a replica of every partition of TOPIC (RF 3)
+        listing = docker("run", "--rm", "-v", f"{compose.project}_broker-{n}-data:/d", "fauxka-broker:latest",
+                         "ls", "/d").stdout.split()
+        assert {f"{TOPIC}-{p}" for p in range(3)} <= set(listing), listing
     compose.up(label="up after down (warm)")
     assert compose.timings["up after down (warm)"] < 30  # 6-10 s measured; the goal is 10 s
     assert cluster_id(compose) == state["cluster_id"]
@@ -252,20 +306,21 @@ def test_down_and_up_keep_topics_configs_and_cluster_id(compose, state):
     described = client.describe_configs([ConfigResource("topic", TOPIC)])
     assert next(iter(described.values())).result(20)["retention.ms"].value == "3600000"
     assert audit_lines(compose, TOPIC) >= 2  # its creation and its config change, kept in the audit volume
-    if state.get("records"):  # once messages flow: every acknowledged record survives
-        from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+    # every acknowledged record survives (the partition logs are in the broker-N-data volumes) ...
+    from confluent_kafka import OFFSET_BEGINNING, Consumer
 
-        consumer = Consumer({"bootstrap.servers": compose.bootstrap, "group.id": "compose-after-up",
-                             "enable.auto.commit": False})
-        consumer.assign([TopicPartition(TOPIC, p, OFFSET_BEGINNING) for p in range(3)])
-        got = []
-        deadline = time.monotonic() + 30
-        while len(got) < state["records"] and time.monotonic() < deadline:
-            message = consumer.poll(1)
-            if message is not None and message.error() is None:
-                got.append(message.value())
-        consumer.close()
-        assert len(got) == state["records"]
+    consumer = Consumer({"bootstrap.servers": compose.bootstrap, "group.id": "compose-after-up",
+                         "enable.auto.commit": False})
+    consumer.assign([TopicPartition(TOPIC, p, OFFSET_BEGINNING) for p in range(3)])
+    got = consume(consumer, len(state["records"]))
+    got += consume(consumer, 1, 2)  # nothing more: no record duplicated
+    consumer.close()
+    assert sorted(got) == state["records"]
+    # ... and the group's commits (__consumer_offsets, RF 3, in the same volumes)
+    group = Consumer({"bootstrap.servers": compose.bootstrap, "group.id": state["group"]})
+    committed = group.committed([TopicPartition(TOPIC, p) for p in range(3)], timeout=15)
+    group.close()
+    assert sorted((tp.partition, tp.offset) for tp in committed) == [(0, 2), (1, 2), (2, 2)]
 
 
 def test_down_v_is_the_clean_slate(compose, state):
