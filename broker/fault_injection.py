@@ -1,0 +1,129 @@
+"""Injected faults obeyed (model/faults.py says which request each one hits): the one place,
+called by broker/dispatch.py for every request a client sends (not inside envelopes).
+
+Faults are followed through ZooKeeper watches (zkstore/faults.FaultWatch), so a fault added or
+removed anywhere applies here one watch notification later (a few ms on a local ZooKeeper).
+A counted fault takes each hit from its znode (compare-and-set) before acting, so its count holds
+cluster-wide. A `hang` (or a stopped `replication`) holds the request until the fault is removed or
+expires, then closes the connection without answering.
+"""
+
+import asyncio
+import dataclasses
+import datetime
+import time
+from typing import Any, Awaitable, Callable
+
+from model.errors import ErrorCode
+from model.faults import PARTITION_APIS, Fault, RequestFacts, affects, first_match
+from zkstore.faults import FaultStore, FaultWatch
+
+from . import fault_responses
+from .handlers.error_responses import error_response
+
+HANG_POLL_S = 0.05
+
+
+class FaultInjector:
+    def __init__(self, broker):
+        self._broker = broker
+        self.store = FaultStore(broker.zk)
+        self.watch = FaultWatch(broker.zk, self._changed)
+        self._changed_event = asyncio.Event()
+        self.hits = 0
+
+    def start(self) -> None:
+        self.watch.start()
+
+    def stop(self) -> None:
+        self.watch.stop()
+        self._changed_event.set()
+
+    def _changed(self) -> None:
+        self._changed_event.set()
+        self._changed_event = asyncio.Event()
+
+    def facts(self, ctx) -> RequestFacts:
+        request = ctx.request
+        key = request.api.key
+        parts: tuple = ()
+        replica_id = -1
+        if key in PARTITION_APIS:
+            parts = fault_responses.partitions(request.body, ctx.cache.topic_by_id)
+        if key == 1:
+            body = request.body
+            replica_id = body.replica_state.replica_id if request.version >= 15 else body.replica_id
+        return RequestFacts(self._broker.broker_id, key, request.version, request.client_id, ctx.principal,
+                            parts, replica_id)
+
+    async def dispatch(self, ctx, run: Callable[[Any], Awaitable[Any]]) -> Any:
+        """The response to `ctx`'s request with any fault that hits it applied; `run(ctx)` answers
+        it normally."""
+        if not self.watch.faults:
+            return await run(ctx)
+        facts = self.facts(ctx)
+        now_ms = int(time.time() * 1000)
+        fault = first_match(self.watch.faults.values(), facts, now_ms)
+        if fault is None:
+            return await run(ctx)
+        if fault.count is not None and not await self.store.consume(fault.id):
+            return await run(ctx)  # its last hit went elsewhere
+        self.hits += 1
+        self._broker.metrics.child(self._broker.metrics.injected_faults, fault.kind).inc()
+        ctx.log.info("fault injected", fault=fault.id, kind=fault.kind)
+        return await self._apply(ctx, fault, facts, run)
+
+    async def _apply(self, ctx, fault: Fault, facts: RequestFacts, run) -> Any:
+        kind = fault.kind
+        if kind == "close":
+            return self._close(ctx)
+        if kind == "hang" or (kind == "replication" and fault.delay_ms < 0):
+            await self._until_gone(fault)
+            return self._close(ctx)
+        if kind in ("delay", "replication"):
+            await asyncio.sleep(fault.delay_s())
+            return await run(ctx)
+        if kind == "throttle":
+            response = await run(ctx)
+            if response is None or isinstance(response, bytes) or not hasattr(response, "throttle_time"):
+                return response
+            return dataclasses.replace(response, throttle_time=datetime.timedelta(milliseconds=fault.throttle_ms))
+        return await self._error(ctx, fault, facts, run)
+
+    async def _error(self, ctx, fault: Fault, facts: RequestFacts, run) -> Any:
+        code = ErrorCode(fault.error)
+        request = ctx.request
+        key = request.api.key
+        if key not in PARTITION_APIS:
+            return error_response(request, code)
+        hit = [tp for tp in facts.partitions if affects(fault.scope, tp)]
+        if key == fault_responses.PRODUCE:
+            if int(request.body.acks) == 0:
+                return self._close(ctx)  # Kafka closes the connection when an acks=0 Produce fails
+            rest = fault_responses.without(request.body, set(hit))
+            response = None
+            if rest.topic_data:
+                response = await run(dataclasses.replace(ctx, request=dataclasses.replace(request, body=rest)))
+            return fault_responses.produce_with_errors(request.version, response, hit, code)
+        response = await run(ctx)
+        if response is None or isinstance(response, bytes):
+            return response
+        return fault_responses.patched(response, set(hit), code, ctx.cache.topic_by_id)
+
+    @staticmethod
+    def _close(ctx) -> None:
+        if ctx.connection is not None:
+            ctx.connection.close_after_response = True
+        return None
+
+    async def _until_gone(self, fault: Fault) -> None:
+        """Until the fault is removed or expires (or the broker stops: the task is cancelled)."""
+        while True:
+            current = self.watch.faults.get(fault.id)
+            if current is None or current.expired(int(time.time() * 1000)):
+                return
+            event = self._changed_event
+            try:
+                await asyncio.wait_for(event.wait(), HANG_POLL_S * 20)
+            except asyncio.TimeoutError:
+                pass  # re-check the expiry

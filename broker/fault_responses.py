@@ -1,0 +1,106 @@
+"""Per-partition injected errors (model/faults.py's `error` kind on a partition api): which
+partitions a request names, and the response with the faulted partitions answering the error, as
+Kafka answers partition errors one partition at a time (ReplicaManager's per-partition results).
+
+- Produce: the faulted partitions are taken out of the request before the handler runs (nothing is
+  appended for them), then added to its response with the error; acks=0 has no response, so the
+  connection is closed instead, as Kafka does when a partition of an acks=0 Produce fails.
+- Fetch, ListOffsets, OffsetForLeaderEpoch, DeleteRecords: the handler answers, then the faulted
+  partitions' entries get the error (a Fetch's records dropped, its offsets -1).
+"""
+
+import dataclasses
+from typing import Any, Callable
+
+from .protocol.build import build
+from .protocol.codec import response_schema
+
+PRODUCE = 0
+_TOPIC_NAME_FIELDS = ("name", "topic")
+_PARTITION_FIELDS = ("index", "partition_index", "partition", "partition_id")
+_TOPIC_LISTS = ("topic_data", "topics", "responses")
+_PARTITION_LISTS = ("partition_data", "partitions", "partition_responses")
+
+
+def _first(entity: Any, names: tuple[str, ...]) -> Any:
+    for name in names:
+        if hasattr(entity, name):
+            return getattr(entity, name)
+    return None
+
+
+def _topic_name(entity: Any, topic_by_id: Callable[[Any], str | None]) -> str | None:
+    name = _first(entity, _TOPIC_NAME_FIELDS)
+    if not name and getattr(entity, "topic_id", None) is not None:
+        name = topic_by_id(entity.topic_id)
+    return name
+
+
+def _walk(entity: Any, topic_by_id):
+    """(topic entity, topic name, partition entity, partition index) of a request or response."""
+    topics = _first(entity, _TOPIC_LISTS) or ()
+    for topic in topics:
+        name = _topic_name(topic, topic_by_id)
+        for part in _first(topic, _PARTITION_LISTS) or ():
+            index = _first(part, _PARTITION_FIELDS)
+            if isinstance(index, int) and not isinstance(part, int):
+                yield topic, name, part, index
+
+
+def partitions(body: Any, topic_by_id) -> tuple[tuple[str, int], ...]:
+    """Every (topic, partition) a partition api's request names."""
+    return tuple((name, index) for _, name, _, index in _walk(body, topic_by_id) if name is not None)
+
+
+def without(body: Any, hit: set[tuple[str, int]]) -> Any:
+    """A Produce request without the faulted partitions."""
+    topics = []
+    for topic in body.topic_data:
+        kept = tuple(p for p in topic.partition_data if (topic.name, p.index) not in hit)
+        if kept:
+            topics.append(dataclasses.replace(topic, partition_data=kept))
+    return dataclasses.replace(body, topic_data=tuple(topics))
+
+
+def produce_with_errors(version: int, response: Any, hit: list[tuple[str, int]], code: int) -> Any:
+    """The handler's Produce response plus an error entry for each faulted partition."""
+    merged: dict[str, list] = {}
+    for topic in response.responses if response is not None else ():
+        merged.setdefault(topic.name, []).extend(topic.partition_responses)
+    for name, index in hit:
+        merged.setdefault(name, []).append({
+            "index": index, "error_code": code, "base_offset": -1, "log_append_time": None,
+            "log_start_offset": -1, "record_errors": (), "error_message": "injected by fauxka"})
+    return build(response_schema(PRODUCE, version), {
+        "responses": [{"name": name, "partition_responses": parts} for name, parts in merged.items()],
+        "throttle_time": getattr(response, "throttle_time", 0) if response is not None else 0,
+        "node_endpoints": getattr(response, "node_endpoints", ()) if response is not None else ()})
+
+
+_BLANKS = {"records": None, "high_watermark": -1, "last_stable_offset": -1, "log_start_offset": -1,
+           "offset": -1, "end_offset": -1, "timestamp": -1, "low_watermark": -1, "aborted_transactions": None,
+           "preferred_read_replica": -1}
+
+
+def patched(response: Any, hit: set[tuple[str, int]], code: int, topic_by_id) -> Any:
+    """The response with the faulted partitions' entries answering `code`."""
+    topics = _first(response, _TOPIC_LISTS)
+    if not topics:
+        return response
+    list_field = next(n for n in _TOPIC_LISTS if hasattr(response, n))
+    new_topics = []
+    for topic in topics:
+        name = _topic_name(topic, topic_by_id)
+        part_field = next((n for n in _PARTITION_LISTS if hasattr(topic, n)), None)
+        if part_field is None:
+            new_topics.append(topic)
+            continue
+        parts = []
+        for part in getattr(topic, part_field):
+            index = _first(part, _PARTITION_FIELDS)
+            if (name, index) in hit and hasattr(part, "error_code"):
+                blanks = {k: v for k, v in _BLANKS.items() if hasattr(part, k)}
+                part = dataclasses.replace(part, error_code=type(part.error_code)(code), **blanks)
+            parts.append(part)
+        new_topics.append(dataclasses.replace(topic, **{part_field: tuple(parts)}))
+    return dataclasses.replace(response, **{list_field: tuple(new_topics)})

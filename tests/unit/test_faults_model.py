@@ -1,0 +1,105 @@
+"""model/faults.py: validation, encoding and which requests a fault hits."""
+
+import pytest
+
+from model.errors import ErrorCode
+from model.faults import (Fault, FaultError, RequestFacts, Scope, affects, consumed, decode, encode, error_code,
+                          first_match, matches)
+
+NOW = 1_000_000
+
+
+def facts(**kw):
+    base = dict(broker=1, api_key=0, version=9, client_id="app", principal="User:ANONYMOUS",
+                partitions=(("t", 0), ("t", 1)))
+    return RequestFacts(**{**base, **kw})
+
+
+def error_fault(scope=Scope(), **kw):
+    return Fault("f1", "error", scope, error=int(ErrorCode.not_leader_or_follower), **kw)
+
+
+def test_error_names_and_numbers():
+    assert error_code("NOT_LEADER_OR_FOLLOWER") == ErrorCode.not_leader_or_follower
+    assert error_code("not_coordinator") == ErrorCode.not_coordinator
+    assert error_code("6") == ErrorCode.not_leader_or_follower
+    with pytest.raises(FaultError, match="unknown error name"):
+        error_code("NO_SUCH_ERROR")
+    with pytest.raises(FaultError, match="unknown error code"):
+        error_code(9999)
+
+
+@pytest.mark.parametrize("bad, message", [
+    (dict(kind="explode"), "unknown fault kind"),
+    (dict(kind="error"), "needs an error code"),
+    (dict(kind="throttle"), "throttle_ms"),
+    (dict(kind="delay"), "delay_ms"),
+    (dict(kind="replication"), "follower"),
+    (dict(kind="close", count=0), "count"),
+    (dict(kind="close", scope=Scope(partition=1)), "needs a topic"),
+    (dict(kind="close", scope=Scope(min_version=5, max_version=3)), "min_version"),
+])
+def test_bad_faults_are_refused(bad, message):
+    with pytest.raises(FaultError, match=message):
+        Fault("x", **bad)
+
+
+def test_encode_decode_round_trip():
+    fault = error_fault(Scope(broker=2, api_key=0, topic="t", partition=1, client_id="c"), count=3, expires_ms=5)
+    assert decode(encode(fault)) == fault
+
+
+def test_scope_fields_each_narrow():
+    assert matches(error_fault(), facts(), NOW)
+    assert not matches(error_fault(Scope(broker=2)), facts(), NOW)
+    assert not matches(error_fault(Scope(api_key=1)), facts(), NOW)
+    assert matches(error_fault(Scope(api_key=0, min_version=9, max_version=9)), facts(), NOW)
+    assert not matches(error_fault(Scope(api_key=0, min_version=10)), facts(), NOW)
+    assert not matches(error_fault(Scope(max_version=8)), facts(), NOW)
+    assert not matches(error_fault(Scope(client_id="other")), facts(), NOW)
+    assert not matches(error_fault(Scope(principal="User:bob")), facts(), NOW)
+    assert matches(error_fault(Scope(topic="t", partition=1)), facts(), NOW)
+    assert not matches(error_fault(Scope(topic="t", partition=7)), facts(), NOW)
+    assert not matches(error_fault(Scope(topic="u")), facts(), NOW)
+
+
+def test_partition_scope_affects_only_its_partition():
+    scope = Scope(topic="t", partition=1)
+    assert [tp for tp in (("t", 0), ("t", 1)) if affects(scope, tp)] == [("t", 1)]
+    assert affects(Scope(topic="t"), ("t", 0)) and affects(Scope(), ("x", 3))
+
+
+def test_cluster_traffic_is_spared_unless_named():
+    follower = facts(api_key=1, replica_id=2)
+    assert not matches(error_fault(), follower, NOW)
+    assert matches(error_fault(Scope(api_key=1)), follower, NOW)
+    assert not matches(error_fault(), facts(api_key=56, partitions=()), NOW)
+
+
+def test_replication_fault_hits_only_its_followers_fetches():
+    fault = Fault("r", "replication", Scope(broker=2, topic="t"), delay_ms=-1)
+    assert matches(fault, facts(api_key=1, replica_id=2), NOW)
+    assert not matches(fault, facts(api_key=1, replica_id=3), NOW)
+    assert not matches(fault, facts(api_key=1), NOW)  # a consumer
+    assert not matches(fault, facts(api_key=1, replica_id=2, partitions=(("u", 0),)), NOW)
+
+
+def test_count_and_duration_bound_a_fault():
+    fault = error_fault(count=2)
+    once = consumed(fault)
+    assert once.count == 1 and consumed(once) is None
+    assert consumed(error_fault()) == error_fault()
+    assert not matches(error_fault(expires_ms=NOW), facts(), NOW)
+    assert matches(error_fault(expires_ms=NOW + 1), facts(), NOW)
+
+
+def test_oldest_fault_wins():
+    old = Fault("b", "close", created_ms=1)
+    new = Fault("a", "delay", delay_ms=5, created_ms=2)
+    assert first_match([new, old], facts(), NOW) is old
+    assert first_match([], facts(), NOW) is None
+
+
+def test_describe_names_kind_and_scope():
+    text = error_fault(Scope(topic="t"), count=1).describe()
+    assert "NOT_LEADER_OR_FOLLOWER" in text and "topic=t" in text and "count=1" in text
