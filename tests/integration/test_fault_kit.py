@@ -1,0 +1,111 @@
+"""The fault-injection kit against real clients (confluent-kafka), through the pytest plugin's
+fauxka_cluster fixture: a client sees each injected fault and recovers once it is removed."""
+
+import subprocess
+import sys
+import time
+
+import pytest
+
+from fauxka.testing import FaultError
+
+
+def _topic(cluster, partitions: int = 2) -> str:
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    topic = cluster.unique_topic()
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+    admin.create_topics([NewTopic(topic, partitions, 1)])[topic].result(30)
+    cluster.wait_for(lambda: all(cluster.leader(topic, p) > 0 for p in range(partitions)), 15, what="leaders")
+    return topic
+
+
+def _produce(cluster, topic: str, partition: int, timeout_s: float = 20, **config):
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all", "retry.backoff.ms": 50, **config})
+    results = []
+    producer.produce(topic, b"v", partition=partition, on_delivery=lambda err, msg: results.append(err))
+    producer.flush(timeout_s)
+    return results
+
+
+def test_retriable_partition_error_is_retried_through(fauxka_cluster):
+    cluster = fauxka_cluster
+    topic = _topic(cluster)
+    fault = cluster.add_fault("error", api="produce", topic=topic, partition=0, error="NOT_LEADER_OR_FOLLOWER",
+                              count=3)
+    time.sleep(0.1)  # every broker applies it within 100 ms
+    assert _produce(cluster, topic, 0) == [None]
+    assert fault.id not in [f.id for f in cluster.list_faults()]  # all 3 hits taken: the client saw them
+
+
+def test_fatal_partition_error_reaches_the_client_until_removed(fauxka_cluster):
+    from confluent_kafka import KafkaError
+
+    cluster = fauxka_cluster
+    topic = _topic(cluster)
+    with cluster.fault("error", api="produce", topic=topic, partition=1, error="TOPIC_AUTHORIZATION_FAILED"):
+        time.sleep(0.1)
+        [err] = _produce(cluster, topic, 1)
+        assert err is not None and err.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
+        assert _produce(cluster, topic, 0) == [None]  # the other partition is served
+    time.sleep(0.1)
+    assert _produce(cluster, topic, 1) == [None]
+
+
+def test_delay_and_close(fauxka_cluster):
+    from confluent_kafka.admin import AdminClient
+
+    cluster = fauxka_cluster
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+    admin.list_topics(timeout=10)
+    with cluster.fault("delay", api="metadata", client_id="slow-app", delay_ms=800):
+        time.sleep(0.1)
+        slow = AdminClient({"bootstrap.servers": cluster.bootstrap, "client.id": "slow-app"})
+        started = time.monotonic()
+        slow.list_topics(timeout=10)
+        assert time.monotonic() - started >= 0.8
+        started = time.monotonic()
+        admin.list_topics(timeout=10)  # another client id: not delayed
+        assert time.monotonic() - started < 0.8
+    topic = _topic(cluster)
+    with cluster.fault("close", api="produce", topic=topic, count=2) as fault:
+        time.sleep(0.1)
+        assert _produce(cluster, topic, 0) == [None]  # the producer reconnected and retried
+        assert fault.id not in [f.id for f in cluster.list_faults()]
+
+
+def test_duration_bounds_a_fault(fauxka_cluster):
+    cluster = fauxka_cluster
+    topic = _topic(cluster)
+    cluster.add_fault("error", api="produce", topic=topic, error="TOPIC_AUTHORIZATION_FAILED", duration_s=0.5)
+    time.sleep(0.6)
+    assert _produce(cluster, topic, 0) == [None]
+    assert cluster.list_faults() == []
+
+
+def test_bad_input_is_a_clear_error(fauxka_cluster):
+    with pytest.raises(FaultError, match="unknown api"):
+        fauxka_cluster.add_fault("error", api="no_such_api", error="NOT_COORDINATOR")
+    with pytest.raises(FaultError, match="unknown error name"):
+        fauxka_cluster.add_fault("error", api="produce", error="NOT_AN_ERROR")
+    with pytest.raises(FaultError, match="no broker 9"):
+        fauxka_cluster.add_fault("close", broker=9)
+
+
+def test_command_line(fauxka_cluster):
+    zk = ["--zookeeper", fauxka_cluster.zk_connect]
+
+    def fauxka(*args):
+        return subprocess.run([sys.executable, "-m", "fauxka", *args], capture_output=True, text=True, timeout=60)
+
+    added = fauxka("fault", "add", "error", "--api", "produce", "--error", "NOT_LEADER_OR_FOLLOWER", "--count", "5", *zk)
+    assert added.returncode == 0, added.stderr
+    fault_id = added.stdout.strip()
+    listed = fauxka("fault", "list", *zk)
+    assert fault_id in listed.stdout and "NOT_LEADER_OR_FOLLOWER" in listed.stdout and "count=5" in listed.stdout
+    bad = fauxka("fault", "add", "error", "--api", "produce", "--error", "BOGUS", *zk)
+    assert bad.returncode == 2 and "unknown error name" in bad.stderr
+    assert fauxka("fault", "clear", *zk).stdout.strip() == "removed 1 fault(s)"
+    assert fauxka("fault", "list", *zk).stdout == ""
