@@ -109,3 +109,16 @@ def test_command_line(fauxka_cluster):
     assert bad.returncode == 2 and "unknown error name" in bad.stderr
     assert fauxka("fault", "clear", *zk).stdout.strip() == "removed 1 fault(s)"
     assert fauxka("fault", "list", *zk).stdout == ""
+
+
+@pytest.mark.disruptive
+def test_process_faults_through_the_state_file(fauxka_cluster_factory):
+    cluster = fauxka_cluster_factory(brokers=2)
+    cluster.pause(2)
+    cluster.resume(2)
+    cluster.kill(2)
+    cluster.wait_for(lambda: cluster.registered() == {1}, 15, what="broker 2 deregistered")
+    cluster.restart(2)
+    assert cluster.registered() == {1, 2}
+    with pytest.raises(Exception, match="no broker 7"):
+        cluster.kill(7)
