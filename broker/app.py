@@ -142,6 +142,7 @@ class Broker:
         if active:
             self.cache.take_ownership()
             self.leadership.start()
+            self.faults.start_actions()  # leader faults written while there was no controller
             self._spawn(self.admin.resume_deletions(), "resume-deletions")
             if self.tokens.enabled:
                 self._spawn(tokens.expire_periodically(self.admin, self.tokens, tokens.settings(self.config)),

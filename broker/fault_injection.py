@@ -31,6 +31,7 @@ class FaultInjector:
         self.watch = FaultWatch(broker.zk, self._changed)
         self._changed_event = asyncio.Event()
         self.hits = 0
+        self._actions: dict[str, asyncio.Task] = {}  # leader faults this controller is carrying out
 
     def start(self) -> None:
         self.watch.start()
@@ -38,10 +39,35 @@ class FaultInjector:
     def stop(self) -> None:
         self.watch.stop()
         self._changed_event.set()
+        for task in self._actions.values():
+            task.cancel()
 
     def _changed(self) -> None:
         self._changed_event.set()
         self._changed_event = asyncio.Event()
+        self.start_actions()
+
+    def start_actions(self) -> None:
+        """On the active controller: carry out the `leader` faults not yet under way (after every
+        change of the faults, and when this broker becomes controller)."""
+        if self._broker.is_controller:
+            for fault in list(self.watch.faults.values()):
+                if fault.kind == "leader" and fault.id not in self._actions:
+                    task = asyncio.get_running_loop().create_task(self._move_leader(fault), name=f"fault-{fault.id}")
+                    self._actions[fault.id] = task
+                    task.add_done_callback(lambda _t, i=fault.id: self._actions.pop(i, None))
+
+    async def _move_leader(self, fault: Fault) -> None:
+        """A `leader` fault, on the active controller: through its partition leadership, then removed."""
+        key = (fault.scope.topic, fault.scope.partition)
+        log = self._broker.log.bind(fault=fault.id, topic=key[0], partition=key[1], leader=fault.scope.broker)
+        try:
+            moved = await self._broker.leadership.move_leader(key, fault.scope.broker)
+            log.info("leader fault applied" if moved else "leader fault not applicable (not a live in-sync replica)")
+        except Exception as exc:  # the controller moved, ZooKeeper is away: the fault stays for the next one
+            log.warning("leader fault failed", error=repr(exc))
+            return
+        await self.store.remove(fault.id)
 
     def facts(self, ctx) -> RequestFacts:
         request = ctx.request

@@ -11,7 +11,9 @@ and a restarted broker obeys it again. Kinds:
 - `hang`: no response at all while the fault lasts, then the connection closes;
 - `close`: the connection closes instead of answering;
 - `replication`: follower fetches of the scope's broker (the follower) are delayed by `delay_ms`, or,
-  with `delay_ms` = -1, never answered, so the follower falls behind and leaves the ISR.
+  with `delay_ms` = -1, never answered, so the follower falls behind and leaves the ISR;
+- `leader`: not a request fault but a one-shot action: the active controller makes the scope's
+  broker lead the scope's topic partition (an in-sync replica), then deletes the fault.
 
 Requests brokers send each other (follower Fetch, AlterPartition, ControlledShutdown, Envelope,
 AllocateProducerIds) are left alone unless the scope names their api (or the kind is `replication`),
@@ -27,7 +29,7 @@ from dataclasses import asdict, dataclass, field, replace
 
 from .errors import ErrorCode
 
-KINDS = ("error", "throttle", "delay", "hang", "close", "replication")
+KINDS = ("error", "throttle", "delay", "hang", "close", "replication", "leader")
 PARTITION_APIS = frozenset((0, 1, 2, 21, 23))  # Produce, Fetch, ListOffsets, DeleteRecords, OffsetForLeaderEpoch
 BROKER_APIS = frozenset((7, 56, 58, 67))  # sent by brokers only
 FETCH = 1
@@ -109,6 +111,8 @@ def validate(fault: Fault) -> None:
         raise FaultError("a delay fault needs delay_ms or jitter_ms > 0")
     if fault.kind == "replication" and fault.scope.broker is None:
         raise FaultError("a replication fault needs the follower's broker id as its scope's broker")
+    if fault.kind == "leader" and (fault.scope.broker is None or fault.scope.partition is None):
+        raise FaultError("a leader fault needs a broker, a topic and a partition")
     if fault.count is not None and fault.count < 1:
         raise FaultError("count must be at least 1")
     if fault.jitter_ms < 0 or fault.throttle_ms < 0:
@@ -151,7 +155,7 @@ class RequestFacts:
 
 def matches(fault: Fault, facts: RequestFacts, now_ms: int) -> bool:
     """Whether the fault hits this request (a partition scope: when the request names that partition)."""
-    if fault.expired(now_ms):
+    if fault.expired(now_ms) or fault.kind == "leader":
         return False
     s = fault.scope
     if fault.kind == "replication":

@@ -188,3 +188,10 @@ class Cluster:
 
     def wait_for(self, predicate, timeout_s: float = 10.0, what: str = "condition"):
         return wait_for(predicate, timeout_s, what=what)
+
+    def move_leader(self, topic: str, partition: int, broker_id: int, timeout_s: float = 10.0) -> None:
+        """Make `broker_id` (an in-sync replica) lead the partition, through the controller's
+        partition leadership (a `leader` fault); TimeoutError when it does not within timeout_s."""
+        self.add_fault("leader", topic=topic, partition=partition, broker=broker_id)
+        self.wait_for(lambda: self.leader(topic, partition) == broker_id, timeout_s,
+                      what=f"broker {broker_id} leading {topic}-{partition}")

@@ -20,10 +20,10 @@ def _topic(cluster, partitions: int = 2) -> str:
     return topic
 
 
-def _produce(cluster, topic: str, partition: int, timeout_s: float = 20, **config):
+def _produce(cluster, topic: str, partition: int, timeout_s: float = 20, producer=None):
     from confluent_kafka import Producer
 
-    producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all", "retry.backoff.ms": 50, **config})
+    producer = producer or Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all", "retry.backoff.ms": 50})
     results = []
     producer.produce(topic, b"v", partition=partition, on_delivery=lambda err, msg: results.append(err))
     producer.flush(timeout_s)
@@ -122,3 +122,22 @@ def test_process_faults_through_the_state_file(fauxka_cluster_factory):
     assert cluster.registered() == {1, 2}
     with pytest.raises(Exception, match="no broker 7"):
         cluster.kill(7)
+
+
+def test_leader_moves_to_a_given_replica_and_the_producer_follows(fauxka_cluster):
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    cluster = fauxka_cluster
+    topic = cluster.unique_topic()
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+    admin.create_topics([NewTopic(topic, 1, 3)])[topic].result(30)
+    cluster.wait_for(lambda: len(cluster.isr(topic, 0)) == 3, 20, what="a full ISR")
+    first = cluster.leader(topic, 0)
+    target = next(b for b in cluster.broker_ids if b != first)
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all", "retry.backoff.ms": 50})
+    assert _produce(cluster, topic, 0, producer=producer) == [None]
+    cluster.move_leader(topic, 0, target)
+    assert cluster.list_faults() == []  # carried out, then removed
+    assert _produce(cluster, topic, 0, producer=producer) == [None]  # it follows the leader to its new broker

@@ -103,3 +103,23 @@ def test_oldest_fault_wins():
 def test_describe_names_kind_and_scope():
     text = error_fault(Scope(topic="t"), count=1).describe()
     assert "NOT_LEADER_OR_FOLLOWER" in text and "topic=t" in text and "count=1" in text
+
+
+def test_leader_fault_is_an_action_not_a_request_fault():
+    with pytest.raises(FaultError, match="leader fault needs"):
+        Fault("l", "leader", Scope(topic="t"))
+    fault = Fault("l", "leader", Scope(broker=2, topic="t", partition=0))
+    assert not matches(fault, facts(), NOW)
+
+
+def test_elect_given_moves_to_a_live_in_sync_replica_only():
+    from controller.leader_election import Partition, elect_given
+    from zkstore.paths import PartitionState
+
+    p = Partition("t", 0, [1, 2, 3], PartitionState(1, 4, 1, [1, 2], 7))
+    moved = elect_given(p, 2, {1, 2, 3}, 5)
+    assert (moved.leader, moved.leader_epoch, moved.controller_epoch, moved.isr, moved.zk_version) == (2, 5, 5, [1, 2], 7)
+    assert elect_given(p, 3, {1, 2, 3}, 5) is None  # not in sync
+    assert elect_given(p, 2, {1, 3}, 5) is None  # not live
+    assert elect_given(p, 1, {1, 2, 3}, 5) is None  # leads already
+    assert elect_given(p, 4, {1, 2, 3, 4}, 5) is None  # not a replica
