@@ -141,3 +141,26 @@ def test_leader_moves_to_a_given_replica_and_the_producer_follows(fauxka_cluster
     cluster.move_leader(topic, 0, target)
     assert cluster.list_faults() == []  # carried out, then removed
     assert _produce(cluster, topic, 0, producer=producer) == [None]  # it follows the leader to its new broker
+
+
+@pytest.mark.disruptive
+def test_stopped_replication_shrinks_the_isr_until_removed(fauxka_cluster_factory):
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    cluster = fauxka_cluster_factory(brokers=2, overrides={"replica.lag.time.max.ms": "1500",
+                                                           "replica.fetch.backoff.ms": "100"})
+    topic = cluster.unique_topic()
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+    admin.create_topics([NewTopic(topic, 1, 2)])[topic].result(30)
+    cluster.wait_for(lambda: len(cluster.isr(topic, 0)) == 2, 20, what="a full ISR")
+    leader = cluster.leader(topic, 0)
+    follower = 3 - leader
+    producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "1"})
+    with cluster.fault("replication", broker=follower, topic=topic, delay_ms=-1):
+        for _ in range(5):
+            producer.produce(topic, b"x", partition=0)
+            producer.flush(10)
+            time.sleep(0.3)
+        cluster.wait_for(lambda: cluster.isr(topic, 0) == [leader], 20, what="the follower out of the ISR")
+    cluster.wait_for(lambda: sorted(cluster.isr(topic, 0)) == [1, 2], 20, what="the follower back in the ISR")
