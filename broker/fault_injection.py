@@ -19,6 +19,7 @@ from model.faults import PARTITION_APIS, Fault, RequestFacts, affects, first_mat
 from zkstore.faults import FaultStore, FaultWatch
 
 from . import fault_responses
+from .request_trace import RequestTrace
 from .handlers.error_responses import error_response
 
 HANG_POLL_S = 0.05
@@ -29,15 +30,18 @@ class FaultInjector:
         self._broker = broker
         self.store = FaultStore(broker.zk)
         self.watch = FaultWatch(broker.zk, self._changed)
+        self.trace = RequestTrace(broker)
         self._changed_event = asyncio.Event()
         self.hits = 0
         self._actions: dict[str, asyncio.Task] = {}  # leader faults this controller is carrying out
 
     def start(self) -> None:
         self.watch.start()
+        self.trace.start()
 
     def stop(self) -> None:
         self.watch.stop()
+        self.trace.stop()
         self._changed_event.set()
         for task in self._actions.values():
             task.cancel()
@@ -85,19 +89,23 @@ class FaultInjector:
     async def dispatch(self, ctx, run: Callable[[Any], Awaitable[Any]]) -> Any:
         """The response to `ctx`'s request with any fault that hits it applied; `run(ctx)` answers
         it normally."""
-        if not self.watch.faults:
+        trace = self.trace
+        if not self.watch.faults and not trace.enabled:
             return await run(ctx)
+        started = time.perf_counter()
         facts = self.facts(ctx)
-        now_ms = int(time.time() * 1000)
-        fault = first_match(self.watch.faults.values(), facts, now_ms)
+        fault = first_match(self.watch.faults.values(), facts, int(time.time() * 1000))
+        if fault is not None and fault.count is not None and not await self.store.consume(fault.id):
+            fault = None  # its last hit went elsewhere
         if fault is None:
-            return await run(ctx)
-        if fault.count is not None and not await self.store.consume(fault.id):
-            return await run(ctx)  # its last hit went elsewhere
-        self.hits += 1
-        self._broker.metrics.child(self._broker.metrics.injected_faults, fault.kind).inc()
-        ctx.log.info("fault injected", fault=fault.id, kind=fault.kind)
-        return await self._apply(ctx, fault, facts, run)
+            response = await run(ctx)
+        else:
+            self.hits += 1
+            self._broker.metrics.child(self._broker.metrics.injected_faults, fault.kind).inc()
+            ctx.log.info("fault injected", fault=fault.id, kind=fault.kind)
+            response = await self._apply(ctx, fault, facts, run)
+        trace.record(ctx, facts, response, fault.id if fault else None, started)
+        return response
 
     async def _apply(self, ctx, fault: Fault, facts: RequestFacts, run) -> Any:
         kind = fault.kind

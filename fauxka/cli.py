@@ -72,6 +72,8 @@ def main(argv: list[str] | None = None) -> int:
         return report.run(args)
     if args.command == "fault":
         return fault_cli.run(args)
+    if args.command == "trace":
+        return fault_cli.run_trace(args)
     if args.command in ("kill", "terminate", "pause", "resume", "restart"):
         return fault_cli.run_process(args)
     if args.command == "broker":

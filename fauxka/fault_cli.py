@@ -36,6 +36,13 @@ def add_arguments(sub) -> None:
     clear = fault_sub.add_parser("clear", help="remove every fault")
     for q in (add, listing, remove, clear):
         _cluster_arguments(q)
+    trace = sub.add_parser("trace", help="the request trace: which requests each broker answered")
+    trace.add_argument("action", choices=("on", "off", "show"))
+    trace.add_argument("--broker", type=int)
+    trace.add_argument("--api", help="api name as in the trace (produce, list_offsets, ...)")
+    trace.add_argument("--client-id")
+    trace.add_argument("--json", action="store_true", help="show the JSON lines")
+    _cluster_arguments(trace)
     for action in ("kill", "terminate", "pause", "resume", "restart"):
         q = sub.add_parser(action, help=f"{action} one broker of a cluster started by fauxka up")
         q.add_argument("broker", type=int)
@@ -90,6 +97,25 @@ def run(args) -> int:
     except (ZkError, TimeoutError, OSError) as exc:
         print(f"fauxka fault: ZooKeeper at {zk}: {exc or type(exc).__name__}", file=sys.stderr)
         return 1
+    return 0
+
+
+def run_trace(args) -> int:
+    import json
+    from . import trace
+
+    if args.action == "show":
+        for entry in trace.read(args.data_dir, broker=args.broker, api=args.api, client_id=args.client_id):
+            print(json.dumps(entry) if args.json else trace.line(entry))
+        return 0
+    from .faults import FaultClient
+
+    zk = _zk_connect(args)
+    if zk is None:
+        print(f"fauxka trace: no cluster state in {args.data_dir}; give --zookeeper HOST:PORT", file=sys.stderr)
+        return 2
+    with FaultClient(zk) as client:
+        client.set_tracing(args.action == "on")
     return 0
 
 

@@ -112,6 +112,10 @@ class FaultClient:
     def clear(self) -> int:
         return self._run(self.store.clear())
 
+    def set_tracing(self, on: bool) -> None:
+        """Every broker records the requests it answers (fauxka.trace.file) while on."""
+        self._run(self.store.set_tracing(on))
+
     def brokers(self) -> set[int]:
         """The registered brokers' ids."""
         return {int(b) for b in self._run(self._zk.get_children("/brokers/ids")) or ()}

@@ -52,7 +52,8 @@ def broker_properties(broker_id: int, port: int, zk_connect: str, data_dir: Path
         "group.initial.rebalance.delay.ms=0",
         f"log.dirs={data_dir / f'broker-{broker_id}' / 'data'}",
         f"log.file={data_dir / f'broker-{broker_id}.log'}",
-        f"audit.log.file={data_dir / f'audit-{broker_id}.log'}",  # `fauxka report --audit <data dir>` reads these
+        f"audit.log.file={data_dir / f'audit-{broker_id}.log'}",
+        f"fauxka.trace.file={data_dir / f'trace-{broker_id}.jsonl'}",  # written while `fauxka trace on`  # `fauxka report --audit <data dir>` reads these
         f"metrics.port={metrics_port}",
         "",
     ])

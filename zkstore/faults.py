@@ -56,6 +56,16 @@ class FaultStore:
             removed += await self.remove(name)
         return removed
 
+    async def set_tracing(self, on: bool) -> None:
+        """Create (on) or delete (off) paths.TRACE, which every broker watches."""
+        try:
+            if on:
+                await self._zk.create(zp.TRACE, b"on", makepath=True)
+            else:
+                await self._zk.delete(zp.TRACE)
+        except (NodeExists, NoNode):
+            pass
+
     async def consume(self, fault_id: str, attempts: int = 20) -> bool:
         """Take one hit of a counted fault, cluster-wide (compare-and-set on the znode's version):
         False when none is left (another broker took the last one, or it was removed)."""

@@ -34,6 +34,7 @@ METADATA_VERSION = "/fauxka/metadata_version"
 APPLIED = "/fauxka/applied"
 # Injected faults (model/faults.py): one persistent znode per fault, FAULTS/<id>, JSON.
 FAULTS = "/fauxka/faults"
+TRACE = "/fauxka/trace"  # exists: every broker records the requests it answers (fauxka.trace.file)
 
 # What a Kafka broker creates at start-up when missing.
 PERSISTENT_PATHS = (

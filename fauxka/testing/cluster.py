@@ -13,7 +13,7 @@ import time
 import uuid
 from pathlib import Path
 
-from fauxka import launcher, processes, zookeeper
+from fauxka import launcher, processes, trace, zookeeper
 from fauxka.faults import FaultClient, make_fault
 from fauxka.ports import free_ports
 from model.faults import Fault
@@ -143,6 +143,24 @@ class Cluster:
 
     def clear_faults(self) -> int:
         return self.faults.clear()
+
+    # --- the request trace -------------------------------------------------------
+
+    @contextlib.contextmanager
+    def tracing(self):
+        """Every broker records the requests it answers while the block runs (Cluster.trace reads them)."""
+        self.faults.set_tracing(True)
+        time.sleep(0.1)  # every broker's watch has fired (a few ms locally)
+        try:
+            yield self
+        finally:
+            self.faults.set_tracing(False)
+
+    def trace(self, **filters) -> list[dict]:
+        """The traced requests, oldest first: dicts with ts, broker, api, api_key, version, client_id,
+        principal, correlation_id, partitions, errors, responded, fault, latency_ms; filters: broker,
+        api (e.g. "produce"), client_id, principal, fault."""
+        return trace.read(self.data_dir, **filters)
 
     # --- processes ---------------------------------------------------------------
 

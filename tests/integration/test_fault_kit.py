@@ -164,3 +164,24 @@ def test_stopped_replication_shrinks_the_isr_until_removed(fauxka_cluster_factor
             time.sleep(0.3)
         cluster.wait_for(lambda: cluster.isr(topic, 0) == [leader], 20, what="the follower out of the ISR")
     cluster.wait_for(lambda: sorted(cluster.isr(topic, 0)) == [1, 2], 20, what="the follower back in the ISR")
+
+
+def test_request_trace_shows_what_the_client_sent_and_the_errors(fauxka_cluster):
+    cluster = fauxka_cluster
+    topic = _topic(cluster)
+    with cluster.tracing():
+        with cluster.fault("error", api="produce", topic=topic, partition=0, error="NOT_LEADER_OR_FOLLOWER",
+                           count=1) as fault:
+            from confluent_kafka import Producer
+
+            producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all", "client.id": "traced",
+                                 "retry.backoff.ms": 50})
+            producer.produce(topic, b"v", partition=0)
+            assert producer.flush(20) == 0
+    produces = cluster.trace(api="produce", client_id="traced")
+    assert [e["errors"] for e in produces] == [[6], [0]]  # the injected error, then the retry's success
+    assert produces[0]["fault"] == fault.id and produces[1]["fault"] is None
+    assert all(e["partitions"] == [[topic, 0]] and e["version"] >= 3 for e in produces)
+    out = subprocess.run([sys.executable, "-m", "fauxka", "trace", "show", "--data-dir", str(cluster.data_dir),
+                          "--api", "produce", "--client-id", "traced"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.count("produce v") == 2 and f"fault={fault.id}" in out.stdout
