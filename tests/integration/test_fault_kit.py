@@ -185,3 +185,45 @@ def test_request_trace_shows_what_the_client_sent_and_the_errors(fauxka_cluster)
     out = subprocess.run([sys.executable, "-m", "fauxka", "trace", "show", "--data-dir", str(cluster.data_dir),
                           "--api", "produce", "--client-id", "traced"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and out.stdout.count("produce v") == 2 and f"fault={fault.id}" in out.stdout
+
+
+def test_raw_requests_see_exact_codes_and_throttle(fauxka_cluster):
+    from tests.data_helpers import batch, fetch, list_offset, produce
+
+    cluster = fauxka_cluster
+    topic = _topic(cluster)
+    leader = cluster.address(cluster.leader(topic, 0))
+    part, _ = produce(leader, topic, 0, batch([b"a"]))
+    assert part.error_code == 0
+    with cluster.fault("throttle", api="produce", topic=topic, throttle_ms=300):
+        time.sleep(0.1)
+        part, response = produce(leader, topic, 0, batch([b"b"]))
+        assert part.error_code == 0 and response.throttle_time.total_seconds() == 0.3
+    with cluster.fault("error", api="fetch", topic=topic, partition=0, error="KAFKA_STORAGE_ERROR"), \
+            cluster.fault("error", api="list_offsets", versions="9", error="NOT_LEADER_OR_FOLLOWER"):
+        time.sleep(0.1)
+        got = fetch(leader, topic, 0, 0).responses[0].partitions[0]
+        assert got.error_code == 56 and got.records is None
+        assert list_offset(leader, topic, 0, -1).error_code == 6
+        assert list_offset(leader, topic, 0, -1, version=8).error_code == 0  # outside the version range
+    time.sleep(0.1)
+    got = fetch(leader, topic, 0, 0).responses[0].partitions[0]
+    assert got.error_code == 0 and got.records
+
+
+def test_a_hung_request_times_out_and_the_client_recovers(fauxka_cluster):
+    cluster = fauxka_cluster
+    topic = _topic(cluster)
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all", "request.timeout.ms": 1500,
+                         "retry.backoff.ms": 50})
+    producer.produce(topic, b"warm", partition=0)
+    assert producer.flush(20) == 0
+    results = []
+    with cluster.fault("hang", api="produce", topic=topic, duration_s=2.5):
+        time.sleep(0.1)
+        started = time.monotonic()
+        producer.produce(topic, b"v", partition=0, on_delivery=lambda err, msg: results.append(err))
+        producer.flush(30)
+    assert results == [None] and time.monotonic() - started >= 1.5  # timed out at least once, then delivered
