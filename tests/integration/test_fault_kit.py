@@ -227,3 +227,53 @@ def test_a_hung_request_times_out_and_the_client_recovers(fauxka_cluster):
         producer.produce(topic, b"v", partition=0, on_delivery=lambda err, msg: results.append(err))
         producer.flush(30)
     assert results == [None] and time.monotonic() - started >= 1.5  # timed out at least once, then delivered
+
+
+def test_kafka_python_commit_survives_not_coordinator(fauxka_cluster):
+    from kafka import KafkaConsumer, KafkaProducer, OffsetAndMetadata, TopicPartition
+
+    cluster = fauxka_cluster
+    topic, group = _topic(cluster, 1), cluster.unique_topic("g")
+    producer = KafkaProducer(bootstrap_servers=cluster.bootstrap)
+    for i in range(3):
+        producer.send(topic, b"%d" % i, partition=0)
+    producer.flush(20)
+    producer.close()
+    consumer = KafkaConsumer(bootstrap_servers=cluster.bootstrap, group_id=group, enable_auto_commit=False,
+                             client_id="kp-commit")
+    with cluster.tracing(), cluster.fault("error", api="offset_commit", client_id="kp-commit",
+                                          error="NOT_COORDINATOR", count=2):
+        consumer.commit({TopicPartition(topic, 0): OffsetAndMetadata(3, "")})
+    assert consumer.committed(TopicPartition(topic, 0)) == 3
+    consumer.close()
+    commits = cluster.trace(api="offset_commit", client_id="kp-commit")
+    assert [e["errors"] for e in commits] == [[16], [16], [0]]
+
+
+async def test_aiokafka_producer_sees_injected_errors_and_recovers(fauxka_cluster):
+    import asyncio
+
+    from aiokafka import AIOKafkaProducer
+    from aiokafka.errors import TopicAuthorizationFailedError
+
+    cluster = fauxka_cluster
+    topic = await asyncio.to_thread(_topic, cluster)
+    producer = AIOKafkaProducer(bootstrap_servers=cluster.bootstrap, acks="all", retry_backoff_ms=50)
+    await producer.start()
+    try:
+        await producer.send_and_wait(topic, b"warm", partition=0)
+        fault = await asyncio.to_thread(cluster.add_fault, "error", api="produce", topic=topic,
+                                        error="NOT_LEADER_OR_FOLLOWER", count=2)
+        await asyncio.sleep(0.1)
+        await producer.send_and_wait(topic, b"retried", partition=0)
+        assert fault.id not in [f.id for f in await asyncio.to_thread(cluster.list_faults)]
+        fault = await asyncio.to_thread(cluster.add_fault, "error", api="produce", topic=topic,
+                                        error="TOPIC_AUTHORIZATION_FAILED")
+        await asyncio.sleep(0.1)
+        with pytest.raises(TopicAuthorizationFailedError):
+            await producer.send_and_wait(topic, b"refused", partition=0)
+        await asyncio.to_thread(cluster.remove_fault, fault.id)
+        await asyncio.sleep(0.1)
+        await producer.send_and_wait(topic, b"again", partition=0)
+    finally:
+        await producer.stop()
