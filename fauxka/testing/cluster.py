@@ -200,6 +200,14 @@ class Cluster:
         state = self.partition_state(topic, partition)
         return state["leader"] if state else -1
 
+    def coordinator(self, group_id: str) -> int:
+        """The group's coordinator: the leader of its __consumer_offsets partition (Kafka's
+        partitionFor); -1 before the topic exists (the first FindCoordinator creates it)."""
+        from coordinator.group.partitioner import partition_for
+
+        partitions = int(self.overrides.get("offsets.topic.num.partitions", 50))
+        return self.leader("__consumer_offsets", partition_for(group_id, partitions))
+
     def isr(self, topic: str, partition: int) -> list[int]:
         state = self.partition_state(topic, partition)
         return state["isr"] if state else []
