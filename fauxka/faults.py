@@ -120,6 +120,9 @@ class FaultClient:
         """The registered brokers' ids."""
         return {int(b) for b in self._run(self._zk.get_children("/brokers/ids")) or ()}
 
+    def children(self, path: str) -> "list[str]":
+        return self._run(self._zk.get_children(path)) or []
+
     def get(self, path: str) -> bytes | None:
         got = self._run(self._zk.get(path))
         return got[0] if got else None

@@ -200,13 +200,38 @@ class Cluster:
         state = self.partition_state(topic, partition)
         return state["leader"] if state else -1
 
+    def partitions(self, topic: str) -> list[int]:
+        return sorted(int(p) for p in self.faults.children(f"/brokers/topics/{topic}/partitions"))
+
+    def _offsets_partition(self, group_id: str) -> int:
+        from coordinator.group.partitioner import partition_for
+
+        return partition_for(group_id, int(self.overrides.get("offsets.topic.num.partitions", 50)))
+
     def coordinator(self, group_id: str) -> int:
         """The group's coordinator: the leader of its __consumer_offsets partition (Kafka's
         partitionFor); -1 before the topic exists (the first FindCoordinator creates it)."""
-        from coordinator.group.partitioner import partition_for
+        return self.leader("__consumer_offsets", self._offsets_partition(group_id))
 
-        partitions = int(self.overrides.get("offsets.topic.num.partitions", 50))
-        return self.leader("__consumer_offsets", partition_for(group_id, partitions))
+    def move_coordinator(self, group_id: str, broker_id: int, timeout_s: float = 10.0) -> None:
+        """Make `broker_id` the group's coordinator: it leads the group's __consumer_offsets
+        partition (an in-sync replica of it), so the group's members are told NOT_COORDINATOR."""
+        self.move_leader("__consumer_offsets", self._offsets_partition(group_id), broker_id, timeout_s)
+
+    def shuffle_leaders(self, topic: str, timeout_s: float = 10.0) -> dict[int, int]:
+        """Move every partition of `topic` whose ISR has another member to one of them (kfake's
+        ShufflePartitionLeaders, per topic); the new leaders by partition."""
+        import random
+
+        moved = {}
+        for p in self.partitions(topic):
+            others = [b for b in self.isr(topic, p) if b != self.leader(topic, p)]
+            if others:
+                moved[p] = random.choice(others)
+                self.add_fault("leader", topic=topic, partition=p, broker=moved[p])
+        self.wait_for(lambda: all(self.leader(topic, p) == b for p, b in moved.items()), timeout_s,
+                      what=f"the leaders of {topic} moved")
+        return moved
 
     def isr(self, topic: str, partition: int) -> list[int]:
         state = self.partition_state(topic, partition)

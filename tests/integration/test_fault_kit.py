@@ -297,3 +297,36 @@ def test_every_broker_obeys_a_fault_within_100_ms(fauxka_cluster):
     cluster.remove_fault(fault.id)
     cluster.wait_for(lambda: all(list_offset(a, topic, p, -1).error_code == 0 for a, p in leaders.items()), 1,
                      what="the fault gone everywhere")
+
+
+def test_coordinator_moves_and_the_group_follows(fauxka_cluster):
+    from confluent_kafka import Consumer, TopicPartition
+
+    cluster = fauxka_cluster
+    topic, group = _topic(cluster, 1), cluster.unique_topic("g")
+    consumer = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": group, "enable.auto.commit": False})
+    consumer.commit(offsets=[TopicPartition(topic, 0, 1)], asynchronous=False)
+    offsets_partition = cluster._offsets_partition(group)
+    cluster.wait_for(lambda: len(cluster.isr("__consumer_offsets", offsets_partition)) > 1, 20,
+                     what="a second in-sync replica of the group's partition")
+    first = cluster.coordinator(group)
+    target = next(b for b in cluster.isr("__consumer_offsets", offsets_partition) if b != first)
+    cluster.move_coordinator(group, target)
+    assert cluster.coordinator(group) == target
+    consumer.commit(offsets=[TopicPartition(topic, 0, 2)], asynchronous=False)  # found the new coordinator
+    assert consumer.committed([TopicPartition(topic, 0)], timeout=10)[0].offset == 2
+    consumer.close()
+
+
+def test_shuffle_leaders_moves_every_partition_with_a_choice(fauxka_cluster):
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    cluster = fauxka_cluster
+    topic = cluster.unique_topic()
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+    admin.create_topics([NewTopic(topic, 3, 2)])[topic].result(30)
+    cluster.wait_for(lambda: all(len(cluster.isr(topic, p)) == 2 for p in range(3)), 20, what="full ISRs")
+    before = {p: cluster.leader(topic, p) for p in range(3)}
+    moved = cluster.shuffle_leaders(topic)
+    assert set(moved) == {0, 1, 2} and all(moved[p] != before[p] for p in moved)
+    assert _produce(cluster, topic, 1) == [None]
