@@ -330,3 +330,43 @@ def test_shuffle_leaders_moves_every_partition_with_a_choice(fauxka_cluster):
     moved = cluster.shuffle_leaders(topic)
     assert set(moved) == {0, 1, 2} and all(moved[p] != before[p] for p in moved)
     assert _produce(cluster, topic, 1) == [None]
+
+
+@pytest.mark.disruptive
+def test_the_up_supervisor_outlives_a_killed_broker_and_watches_the_restarted_one(tmp_path):
+    import json
+    import os
+    import signal
+
+    from fauxka.ports import free_ports
+
+    zk_port, base = free_ports(), free_ports(2)
+    data_dir = tmp_path / "cluster"
+    up = subprocess.Popen([sys.executable, "-m", "fauxka", "up", "--brokers", "2", "--data-dir", str(data_dir),
+                           "--zookeeper-port", str(zk_port), "--base-port", str(base), "--metrics-base-port", "0"],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+    def fauxka(*args):
+        return subprocess.run([sys.executable, "-m", "fauxka", *args, "--data-dir", str(data_dir)],
+                              capture_output=True, text=True, timeout=60)
+    try:
+        deadline = time.monotonic() + 60
+        while "press Ctrl-C" not in up.stdout.readline():
+            assert time.monotonic() < deadline and up.poll() is None, "up did not become ready"
+        old = json.loads((data_dir / "cluster.json").read_text())["brokers"][1]["pid"]
+        killed = fauxka("kill", "2")
+        assert killed.returncode == 0 and "killed" in killed.stdout, killed.stderr
+        time.sleep(0.6)  # the supervisor looks every 0.2 s
+        assert up.poll() is None  # a broker killed on purpose does not stop the cluster
+        restarted = fauxka("restart", "2")
+        assert restarted.returncode == 0, restarted.stderr
+        new = json.loads((data_dir / "cluster.json").read_text())["brokers"][1]["pid"]
+        assert new != old
+        assert fauxka("pause", "9").returncode == 1
+        os.kill(new, signal.SIGKILL)  # a crash, not a fault: the supervisor stops the cluster
+        up.wait(30)
+        assert up.returncode == 1 and "broker 2" in up.stderr.read()
+    finally:
+        if up.poll() is None:
+            os.killpg(up.pid, signal.SIGINT)
+            up.wait(30)
