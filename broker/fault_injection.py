@@ -19,6 +19,8 @@ from model.faults import PARTITION_APIS, Fault, RequestFacts, affects, first_mat
 from zkstore.faults import FaultStore, FaultWatch
 
 from . import fault_responses
+from .controller_link import CLIENT_ID_PREFIX as FORWARDER_PREFIX
+from .replication.fetcher import CLIENT_ID_PREFIX as FETCHER_PREFIX
 from .request_trace import RequestTrace
 from .handlers.error_responses import error_response
 
@@ -84,7 +86,7 @@ class FaultInjector:
             body = request.body
             replica_id = body.replica_state.replica_id if request.version >= 15 else body.replica_id
         return RequestFacts(self._broker.broker_id, key, request.version, request.client_id, ctx.principal,
-                            parts, replica_id)
+                            parts, replica_id, sending_broker(request.client_id))
 
     async def dispatch(self, ctx, run: Callable[[Any], Awaitable[Any]]) -> Any:
         """The response to `ctx`'s request with any fault that hits it applied; `run(ctx)` answers
@@ -109,7 +111,7 @@ class FaultInjector:
 
     async def _apply(self, ctx, fault: Fault, facts: RequestFacts, run) -> Any:
         kind = fault.kind
-        if kind == "close":
+        if kind in ("close", "link"):
             return self._close(ctx)
         if kind == "hang" or (kind == "replication" and fault.delay_ms < 0):
             await self._until_gone(fault)
@@ -161,3 +163,11 @@ class FaultInjector:
                 await asyncio.wait_for(event.wait(), HANG_POLL_S * 20)
             except asyncio.TimeoutError:
                 pass  # re-check the expiry
+
+
+def sending_broker(client_id: str | None) -> int:
+    """The broker that sent a request, from the client ids brokers use with each other, else -1."""
+    for prefix in (FETCHER_PREFIX, FORWARDER_PREFIX):
+        if client_id and client_id.startswith(prefix) and client_id[len(prefix):].isdigit():
+            return int(client_id[len(prefix):])
+    return -1

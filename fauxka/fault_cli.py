@@ -8,7 +8,8 @@ from . import launcher
 
 KIND_HELP = ("error (answer --error), throttle (--throttle-ms), delay (--delay-ms, --jitter-ms), "
              "hang (never answer), close (close the connection), replication (follower --broker's fetches: "
-             "--delay-ms, or -1 to stop them)")
+             "--delay-ms, or -1 to stop them), link (--broker and --peer: cut the link between them), "
+             "leader (--topic, --partition, --broker: move the leadership)")
 
 
 def add_arguments(sub) -> None:
@@ -17,6 +18,7 @@ def add_arguments(sub) -> None:
     add = fault_sub.add_parser("add", help="add a fault; prints its id")
     add.add_argument("kind", help=KIND_HELP)
     add.add_argument("--broker", type=int, help="only requests this broker answers (replication: the follower)")
+    add.add_argument("--peer", type=int, help="link: the broker at the other end")
     add.add_argument("--api", help="only this api (produce, fetch, ListOffsets, offset_commit, ... or its key)")
     add.add_argument("--versions", help="only these versions of the api: 3, 3-7, 3- or -7")
     add.add_argument("--topic")
@@ -77,7 +79,8 @@ def run(args) -> int:
             fault = make_fault(args.kind, broker=args.broker, api=args.api, versions=args.versions, topic=args.topic,
                                partition=args.partition, client_id=args.client_id, principal=args.principal,
                                error=args.error, throttle_ms=args.throttle_ms, delay_ms=args.delay_ms,
-                               jitter_ms=args.jitter_ms, count=args.count, duration_s=args.duration, id=args.id)
+                               jitter_ms=args.jitter_ms, count=args.count, duration_s=args.duration, peer=args.peer,
+                               id=args.id)
         with FaultClient(zk) as client:
             if fault is not None:
                 print(client.add(fault).id)

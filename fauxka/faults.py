@@ -56,7 +56,7 @@ def make_fault(kind: str, *, broker: int | None = None, api: str | int | None = 
                topic: str | None = None, partition: int | None = None, client_id: str | None = None,
                principal: str | None = None, error: str | int | None = None, throttle_ms: int = 0,
                delay_ms: int = 0, jitter_ms: int = 0, count: int | None = None,
-               duration_s: float | None = None, id: str = "") -> Fault:
+               duration_s: float | None = None, peer: int | None = None, id: str = "") -> Fault:
     """A Fault from readable arguments; FaultError (a ValueError) says what is wrong."""
     low, high = _versions(versions)
     scope = Scope(broker=broker, api_key=api_key(api) if api is not None else None, min_version=low,
@@ -66,7 +66,7 @@ def make_fault(kind: str, *, broker: int | None = None, api: str | int | None = 
         raise FaultError("duration must be positive")
     expires = int(time.time() * 1000 + duration_s * 1000) if duration_s is not None else None
     return Fault(id, kind, scope, error=code, throttle_ms=throttle_ms, delay_ms=delay_ms, jitter_ms=jitter_ms,
-                 count=count, expires_ms=expires)
+                 peer=peer, count=count, expires_ms=expires)
 
 
 class FaultClient:
@@ -92,8 +92,9 @@ class FaultClient:
 
     def add(self, fault: Fault) -> Fault:
         brokers = self.brokers()
-        if fault.scope.broker is not None and brokers and fault.scope.broker not in brokers:
-            raise FaultError(f"no broker {fault.scope.broker} in the cluster (brokers: {sorted(brokers)})")
+        for named in (fault.scope.broker, fault.peer):
+            if named is not None and brokers and named not in brokers:
+                raise FaultError(f"no broker {named} in the cluster (brokers: {sorted(brokers)})")
         return self._run(self.store.add(fault))
 
     def list(self, include_expired: bool = False) -> list[Fault]:

@@ -12,6 +12,8 @@ and a restarted broker obeys it again. Kinds:
 - `close`: the connection closes instead of answering;
 - `replication`: follower fetches of the scope's broker (the follower) are delayed by `delay_ms`, or,
   with `delay_ms` = -1, never answered, so the follower falls behind and leaves the ISR;
+- `link`: the link between brokers `scope.broker` and `peer` is cut: each closes the connections the
+  other opens to it (replica fetchers, forwarding and the controller channel), both ways;
 - `leader`: not a request fault but a one-shot action: the active controller makes the scope's
   broker lead the scope's topic partition (an in-sync replica), then deletes the fault.
 
@@ -29,7 +31,7 @@ from dataclasses import asdict, dataclass, field, replace
 
 from .errors import ErrorCode
 
-KINDS = ("error", "throttle", "delay", "hang", "close", "replication", "leader")
+KINDS = ("error", "throttle", "delay", "hang", "close", "replication", "leader", "link")
 PARTITION_APIS = frozenset((0, 1, 2, 21, 23))  # Produce, Fetch, ListOffsets, DeleteRecords, OffsetForLeaderEpoch
 BROKER_APIS = frozenset((7, 56, 58, 67))  # sent by brokers only
 FETCH = 1
@@ -74,6 +76,7 @@ class Fault:
     throttle_ms: int = 0
     delay_ms: int = 0
     jitter_ms: int = 0
+    peer: int | None = None  # `link`: the broker at the other end
     count: int | None = None  # hits left; None: unbounded
     expires_ms: int | None = None  # wall clock, ms since the epoch; None: until removed
     created_ms: int = 0
@@ -92,7 +95,8 @@ class Fault:
         scope = ", ".join(f"{k}={v}" for k, v in asdict(self.scope).items() if v is not None) or "everything"
         what = {"error": lambda: ErrorCode(self.error).name.upper(), "throttle": lambda: f"{self.throttle_ms} ms",
                 "delay": lambda: f"{self.delay_ms} ms" + (f" + 0..{self.jitter_ms} ms" if self.jitter_ms else ""),
-                "replication": lambda: "stopped" if self.delay_ms < 0 else f"{self.delay_ms} ms"}.get(self.kind)
+                "replication": lambda: "stopped" if self.delay_ms < 0 else f"{self.delay_ms} ms",
+                "link": lambda: f"to broker {self.peer}"}.get(self.kind)
         bound = [f"count={self.count}"] if self.count is not None else []
         bound += [f"until={self.expires_ms}"] if self.expires_ms is not None else []
         return f"{self.id}: {self.kind}{' ' + what() if what else ''} on {scope}{' ' if bound else ''}{' '.join(bound)}"
@@ -113,6 +117,8 @@ def validate(fault: Fault) -> None:
         raise FaultError("a replication fault needs the follower's broker id as its scope's broker")
     if fault.kind == "leader" and (fault.scope.broker is None or fault.scope.partition is None):
         raise FaultError("a leader fault needs a broker, a topic and a partition")
+    if fault.kind == "link" and (fault.scope.broker is None or fault.peer is None or fault.scope.broker == fault.peer):
+        raise FaultError("a link fault needs two different brokers (broker and peer)")
     if fault.count is not None and fault.count < 1:
         raise FaultError("count must be at least 1")
     if fault.jitter_ms < 0 or fault.throttle_ms < 0:
@@ -151,6 +157,7 @@ class RequestFacts:
     principal: str
     partitions: tuple[tuple[str, int], ...] = ()  # the (topic, partition)s a partition api names
     replica_id: int = -1  # a follower's Fetch: its broker id
+    from_broker: int = -1  # the broker that sent it (inter-broker client ids name it), else -1
 
 
 def matches(fault: Fault, facts: RequestFacts, now_ms: int) -> bool:
@@ -158,6 +165,8 @@ def matches(fault: Fault, facts: RequestFacts, now_ms: int) -> bool:
     if fault.expired(now_ms) or fault.kind == "leader":
         return False
     s = fault.scope
+    if fault.kind == "link":
+        return facts.from_broker >= 0 and {facts.broker, facts.from_broker} == {s.broker, fault.peer}
     if fault.kind == "replication":
         return (facts.api_key == FETCH and facts.replica_id >= 0 and facts.replica_id == s.broker
                 and _partitions_hit(s, facts))

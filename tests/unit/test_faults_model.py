@@ -123,3 +123,23 @@ def test_elect_given_moves_to_a_live_in_sync_replica_only():
     assert elect_given(p, 2, {1, 3}, 5) is None  # not live
     assert elect_given(p, 1, {1, 2, 3}, 5) is None  # leads already
     assert elect_given(p, 4, {1, 2, 3, 4}, 5) is None  # not a replica
+
+
+def test_link_fault_cuts_both_directions_between_two_brokers_only():
+    with pytest.raises(FaultError, match="two different brokers"):
+        Fault("k", "link", Scope(broker=1), peer=1)
+    fault = Fault("k", "link", Scope(broker=1), peer=2)
+    assert matches(fault, facts(broker=1, from_broker=2, api_key=1, replica_id=2), NOW)
+    assert matches(fault, facts(broker=2, from_broker=1, api_key=58, partitions=()), NOW)
+    assert not matches(fault, facts(broker=1, from_broker=3), NOW)
+    assert not matches(fault, facts(broker=1), NOW)  # a client
+    assert decode(encode(fault)) == fault
+
+
+def test_sending_broker_from_inter_broker_client_ids():
+    from broker.fault_injection import sending_broker
+
+    assert sending_broker("fauxka-replica-fetcher-3") == 3
+    assert sending_broker("fauxka-forwarder-12") == 12
+    assert sending_broker("rdkafka") == -1 and sending_broker(None) == -1
+    assert sending_broker("fauxka-forwarder-x") == -1
