@@ -35,7 +35,8 @@ class FaultInjector:
         self.trace = RequestTrace(broker)
         self._changed_event = asyncio.Event()
         self.hits = 0
-        self._actions: dict[str, asyncio.Task] = {}  # leader faults this controller is carrying out
+        self._actions: dict[str, asyncio.Task] = {}  # leader/storage faults this controller is carrying out
+        self._done: set[str] = set()  # storage faults whose leaderships this controller moved
 
     def start(self) -> None:
         self.watch.start()
@@ -58,8 +59,9 @@ class FaultInjector:
         change of the faults, and when this broker becomes controller)."""
         if self._broker.is_controller:
             for fault in list(self.watch.faults.values()):
-                if fault.kind == "leader" and fault.id not in self._actions:
-                    task = asyncio.get_running_loop().create_task(self._move_leader(fault), name=f"fault-{fault.id}")
+                action = {"leader": self._move_leader, "storage": self._leave_failed_log}.get(fault.kind)
+                if action is not None and fault.id not in self._actions and fault.id not in self._done:
+                    task = asyncio.get_running_loop().create_task(action(fault), name=f"fault-{fault.id}")
                     self._actions[fault.id] = task
                     task.add_done_callback(lambda _t, i=fault.id: self._actions.pop(i, None))
 
@@ -74,6 +76,24 @@ class FaultInjector:
             log.warning("leader fault failed", error=repr(exc))
             return
         await self.store.remove(fault.id)
+
+    async def _leave_failed_log(self, fault: Fault) -> None:
+        """A `storage` fault, on the active controller, once: the failed replica's leaderships move to
+        another in-sync replica (Kafka's controller on a log dir failure: its replicas go offline)."""
+        failed, cache = fault.scope.broker, self._broker.cache
+        keys = [(t, p) for (t, p), state in cache.partition_states.items()
+                if state.leader == failed and (fault.scope.topic in (None, t))
+                and fault.scope.partition in (None, p)]
+        for key in keys:
+            others = [b for b in cache.partition_states[key].isr if b != failed and b in cache.brokers]
+            try:
+                if others and await self._broker.leadership.move_leader(key, others[0]):
+                    self._broker.log.info("leadership moved off a failed log", fault=fault.id, topic=key[0],
+                                          partition=key[1], leader=others[0])
+            except Exception as exc:  # the controller moved: the next one does it
+                self._broker.log.warning("storage fault: leadership not moved", error=repr(exc))
+                return
+        self._done.add(fault.id)
 
     def facts(self, ctx) -> RequestFacts:
         request = ctx.request
@@ -124,15 +144,21 @@ class FaultInjector:
             if response is None or isinstance(response, bytes) or not hasattr(response, "throttle_time"):
                 return response
             return dataclasses.replace(response, throttle_time=datetime.timedelta(milliseconds=fault.throttle_ms))
-        return await self._error(ctx, fault, facts, run)
+        return await self._error(ctx, fault, facts, run)  # error, storage
 
     async def _error(self, ctx, fault: Fault, facts: RequestFacts, run) -> Any:
-        code = ErrorCode(fault.error)
+        code = ErrorCode(fault.error) if fault.kind == "error" else ErrorCode.kafka_storage_error
         request = ctx.request
         key = request.api.key
         if key not in PARTITION_APIS:
             return error_response(request, code)
         hit = [tp for tp in facts.partitions if affects(fault.scope, tp)]
+        if key == fault_responses.FETCH and facts.replica_id >= 0:  # a follower whose log failed (storage)
+            rest = fault_responses.follower_fetch_without(request.body, set(hit))
+            response = None
+            if rest.topics:
+                response = await run(dataclasses.replace(ctx, request=dataclasses.replace(request, body=rest)))
+            return fault_responses.fetch_with_errors(request.version, response, hit, code)
         if key == fault_responses.PRODUCE:
             if int(request.body.acks) == 0:
                 return self._close(ctx)  # Kafka closes the connection when an acks=0 Produce fails

@@ -16,6 +16,7 @@ from .protocol.build import build
 from .protocol.codec import response_schema
 
 PRODUCE = 0
+FETCH = 1
 _TOPIC_NAME_FIELDS = ("name", "topic")
 _PARTITION_FIELDS = ("index", "partition_index", "partition", "partition_id")
 _TOPIC_LISTS = ("topic_data", "topics", "responses")
@@ -74,6 +75,34 @@ def produce_with_errors(version: int, response: Any, hit: list[tuple[str, int]],
     return build(response_schema(PRODUCE, version), {
         "responses": [{"name": name, "partition_responses": parts} for name, parts in merged.items()],
         "throttle_time": getattr(response, "throttle_time", 0) if response is not None else 0,
+        "node_endpoints": getattr(response, "node_endpoints", ()) if response is not None else ()})
+
+
+def follower_fetch_without(body: Any, hit: set[tuple[str, int]]) -> Any:
+    """A follower's (sessionless, by topic name: broker/replication/fetcher.py) Fetch without the
+    faulted partitions: the leader learns nothing of the follower's position in them."""
+    topics = []
+    for topic in body.topics:
+        kept = tuple(p for p in topic.partitions if (topic.topic, p.partition) not in hit)
+        if kept:
+            topics.append(dataclasses.replace(topic, partitions=kept))
+    return dataclasses.replace(body, topics=tuple(topics))
+
+
+def fetch_with_errors(version: int, response: Any, hit: list[tuple[str, int]], code: int) -> Any:
+    """The handler's Fetch response plus an error entry for each faulted partition (topics by name)."""
+    merged: dict[str, list] = {}
+    for topic in response.responses if response is not None else ():
+        merged.setdefault(topic.topic, []).extend(topic.partitions)
+    for name, index in hit:
+        merged.setdefault(name, []).append({
+            "partition_index": index, "error_code": code, "high_watermark": -1, "last_stable_offset": -1,
+            "log_start_offset": -1, "aborted_transactions": None, "preferred_read_replica": -1, "records": None})
+    return build(response_schema(FETCH, version), {
+        "throttle_time": getattr(response, "throttle_time", 0) if response is not None else 0,
+        "error_code": getattr(response, "error_code", 0) if response is not None else 0,
+        "session_id": getattr(response, "session_id", 0) if response is not None else 0,
+        "responses": [{"topic": name, "partitions": parts} for name, parts in merged.items()],
         "node_endpoints": getattr(response, "node_endpoints", ()) if response is not None else ()})
 
 

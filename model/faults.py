@@ -14,6 +14,10 @@ and a restarted broker obeys it again. Kinds:
   with `delay_ms` = -1, never answered, so the follower falls behind and leaves the ISR;
 - `link`: the link between brokers `scope.broker` and `peer` is cut: each closes the connections the
   other opens to it (replica fetchers, forwarding and the controller channel), both ways;
+- `storage`: broker `scope.broker`'s log of the scope's partitions (all without a topic) fails as a
+  full disk does: its clients' partition requests answer KAFKA_STORAGE_ERROR for them, its follower
+  fetches leave them out (the leader stops hearing from that replica, which leaves the ISR after
+  replica.lag.time.max.ms), and the active controller moves their leadership off it once;
 - `leader`: not a request fault but a one-shot action: the active controller makes the scope's
   broker lead the scope's topic partition (an in-sync replica), then deletes the fault.
 
@@ -31,7 +35,7 @@ from dataclasses import asdict, dataclass, field, replace
 
 from .errors import ErrorCode
 
-KINDS = ("error", "throttle", "delay", "hang", "close", "replication", "leader", "link")
+KINDS = ("error", "throttle", "delay", "hang", "close", "replication", "leader", "link", "storage")
 PARTITION_APIS = frozenset((0, 1, 2, 21, 23))  # Produce, Fetch, ListOffsets, DeleteRecords, OffsetForLeaderEpoch
 BROKER_APIS = frozenset((7, 56, 58, 67))  # sent by brokers only
 FETCH = 1
@@ -113,7 +117,7 @@ def validate(fault: Fault) -> None:
         raise FaultError("a throttle fault needs throttle_ms > 0")
     if fault.kind == "delay" and fault.delay_ms <= 0 and fault.jitter_ms <= 0:
         raise FaultError("a delay fault needs delay_ms or jitter_ms > 0")
-    if fault.kind == "replication" and fault.scope.broker is None:
+    if fault.kind in ("replication", "storage") and fault.scope.broker is None:
         raise FaultError("a replication fault needs the follower's broker id as its scope's broker")
     if fault.kind == "leader" and (fault.scope.broker is None or fault.scope.partition is None):
         raise FaultError("a leader fault needs a broker, a topic and a partition")
@@ -167,6 +171,10 @@ def matches(fault: Fault, facts: RequestFacts, now_ms: int) -> bool:
     s = fault.scope
     if fault.kind == "link":
         return facts.from_broker >= 0 and {facts.broker, facts.from_broker} == {s.broker, fault.peer}
+    if fault.kind == "storage":
+        if facts.api_key == FETCH and facts.replica_id >= 0:
+            return facts.replica_id == s.broker and _partitions_hit(s, facts)
+        return facts.broker == s.broker and facts.api_key in PARTITION_APIS and _partitions_hit(s, facts, True)
     if fault.kind == "replication":
         return (facts.api_key == FETCH and facts.replica_id >= 0 and facts.replica_id == s.broker
                 and _partitions_hit(s, facts))
@@ -187,9 +195,11 @@ def matches(fault: Fault, facts: RequestFacts, now_ms: int) -> bool:
     return _partitions_hit(s, facts)
 
 
-def _partitions_hit(s: Scope, facts: RequestFacts) -> bool:
+def _partitions_hit(s: Scope, facts: RequestFacts, named: bool = False) -> bool:
+    """Whether the request names a partition of the scope (any, without a topic: unless `named`
+    asks for at least one partition)."""
     if s.topic is None:
-        return True
+        return bool(facts.partitions) or not named
     return any(affects(s, tp) for tp in facts.partitions)
 
 

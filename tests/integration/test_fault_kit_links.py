@@ -26,3 +26,31 @@ def test_a_cut_link_drops_the_follower_from_the_isr_until_restored(fauxka_cluste
         cluster.wait_for(shrunk, 20, what="the follower out of the ISR")
     cluster.wait_for(lambda: sorted(cluster.isr(topic, 0)) == sorted([leader, follower]), 20,
                      what="the follower back in the ISR")
+
+
+@pytest.mark.disruptive
+def test_a_failed_log_moves_the_leadership_and_takes_the_replica_out_of_the_isr(fauxka_cluster_factory):
+    from confluent_kafka import KafkaError, Producer
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    from tests.data_helpers import batch, produce
+
+    cluster = fauxka_cluster_factory(brokers=3, overrides={"replica.lag.time.max.ms": "1500",
+                                                           "replica.fetch.backoff.ms": "100"})
+    topic = cluster.unique_topic()
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+    admin.create_topics([NewTopic(topic, 1, 3)])[topic].result(30)
+    cluster.wait_for(lambda: len(cluster.isr(topic, 0)) == 3, 20, what="a full ISR")
+    failed = cluster.leader(topic, 0)
+    producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "1", "retry.backoff.ms": 100})
+    with cluster.fault("storage", broker=failed, topic=topic):
+        cluster.wait_for(lambda: cluster.leader(topic, 0) not in (-1, failed), 10, what="the leadership moved")
+
+        def out_of_isr():
+            producer.produce(topic, b"x", partition=0)
+            producer.flush(10)
+            return failed not in cluster.isr(topic, 0)
+        cluster.wait_for(out_of_isr, 20, what="the failed replica out of the ISR")
+        part, _ = produce(cluster.address(failed), topic, 0, batch([b"y"]))  # straight to the failed broker
+        assert part.error_code == KafkaError.KAFKA_STORAGE_ERROR
+    cluster.wait_for(lambda: failed in cluster.isr(topic, 0), 20, what="the replica back in the ISR")

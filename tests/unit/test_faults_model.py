@@ -143,3 +143,15 @@ def test_sending_broker_from_inter_broker_client_ids():
     assert sending_broker("fauxka-forwarder-12") == 12
     assert sending_broker("rdkafka") == -1 and sending_broker(None) == -1
     assert sending_broker("fauxka-forwarder-x") == -1
+
+
+def test_storage_fault_hits_the_failed_brokers_partitions_and_its_follower_fetches():
+    fault = Fault("s", "storage", Scope(broker=2, topic="t"))
+    assert matches(fault, facts(broker=2), NOW)  # a client's Produce at the failed broker
+    assert not matches(fault, facts(broker=1), NOW)  # elsewhere the log is fine
+    assert matches(fault, facts(broker=1, api_key=1, replica_id=2), NOW)  # the failed replica fetching
+    assert not matches(fault, facts(broker=1, api_key=1, replica_id=3), NOW)
+    assert not matches(fault, facts(broker=2, api_key=3, partitions=()), NOW)  # Metadata is served
+    assert not matches(Fault("s", "storage", Scope(broker=2)), facts(broker=2, api_key=0, partitions=()), NOW)
+    with pytest.raises(FaultError, match="follower"):
+        Fault("s", "storage")
