@@ -53,57 +53,55 @@ def partitions(body: Any, topic_by_id) -> tuple[tuple[str, int], ...]:
     return tuple((name, index) for _, name, _, index in _walk(body, topic_by_id) if name is not None)
 
 
+def _without(body: Any, hit: set[tuple[str, int]], topics: str, name: str, parts: str, index: str) -> Any:
+    kept_topics = []
+    for topic in getattr(body, topics):
+        kept = tuple(p for p in getattr(topic, parts) if (getattr(topic, name), getattr(p, index)) not in hit)
+        if kept:
+            kept_topics.append(dataclasses.replace(topic, **{parts: kept}))
+    return dataclasses.replace(body, **{topics: tuple(kept_topics)})
+
+
 def without(body: Any, hit: set[tuple[str, int]]) -> Any:
     """A Produce request without the faulted partitions."""
-    topics = []
-    for topic in body.topic_data:
-        kept = tuple(p for p in topic.partition_data if (topic.name, p.index) not in hit)
-        if kept:
-            topics.append(dataclasses.replace(topic, partition_data=kept))
-    return dataclasses.replace(body, topic_data=tuple(topics))
+    return _without(body, hit, "topic_data", "name", "partition_data", "index")
+
+
+def _with_errors(key: int, version: int, response: Any, hit: list[tuple[str, int]], entry: Callable[[int], dict],
+                 name: str, parts: str, top: dict) -> Any:
+    """The handler's response (None: nothing was left to handle) plus `entry(index)` for each faulted
+    partition, under its topic; `top`: the response's other fields with their defaults."""
+    merged: dict[str, list] = {}
+    for topic in response.responses if response is not None else ():
+        merged.setdefault(getattr(topic, name), []).extend(getattr(topic, parts))
+    for topic_name, index in hit:
+        merged.setdefault(topic_name, []).append(entry(index))
+    values = {field: getattr(response, field, default) if response is not None else default
+              for field, default in top.items()}
+    values["responses"] = [{name: n, parts: p} for n, p in merged.items()]
+    return build(response_schema(key, version), values)
 
 
 def produce_with_errors(version: int, response: Any, hit: list[tuple[str, int]], code: int) -> Any:
     """The handler's Produce response plus an error entry for each faulted partition."""
-    merged: dict[str, list] = {}
-    for topic in response.responses if response is not None else ():
-        merged.setdefault(topic.name, []).extend(topic.partition_responses)
-    for name, index in hit:
-        merged.setdefault(name, []).append({
-            "index": index, "error_code": code, "base_offset": -1, "log_append_time": None,
-            "log_start_offset": -1, "record_errors": (), "error_message": "injected by fauxka"})
-    return build(response_schema(PRODUCE, version), {
-        "responses": [{"name": name, "partition_responses": parts} for name, parts in merged.items()],
-        "throttle_time": getattr(response, "throttle_time", 0) if response is not None else 0,
-        "node_endpoints": getattr(response, "node_endpoints", ()) if response is not None else ()})
+    return _with_errors(PRODUCE, version, response, hit, lambda index: {
+        "index": index, "error_code": code, "base_offset": -1, "log_append_time": None, "log_start_offset": -1,
+        "record_errors": (), "error_message": "injected by fauxka"},
+        "name", "partition_responses", {"throttle_time": 0, "node_endpoints": ()})
 
 
 def follower_fetch_without(body: Any, hit: set[tuple[str, int]]) -> Any:
     """A follower's (sessionless, by topic name: broker/replication/fetcher.py) Fetch without the
     faulted partitions: the leader learns nothing of the follower's position in them."""
-    topics = []
-    for topic in body.topics:
-        kept = tuple(p for p in topic.partitions if (topic.topic, p.partition) not in hit)
-        if kept:
-            topics.append(dataclasses.replace(topic, partitions=kept))
-    return dataclasses.replace(body, topics=tuple(topics))
+    return _without(body, hit, "topics", "topic", "partitions", "partition")
 
 
 def fetch_with_errors(version: int, response: Any, hit: list[tuple[str, int]], code: int) -> Any:
     """The handler's Fetch response plus an error entry for each faulted partition (topics by name)."""
-    merged: dict[str, list] = {}
-    for topic in response.responses if response is not None else ():
-        merged.setdefault(topic.topic, []).extend(topic.partitions)
-    for name, index in hit:
-        merged.setdefault(name, []).append({
-            "partition_index": index, "error_code": code, "high_watermark": -1, "last_stable_offset": -1,
-            "log_start_offset": -1, "aborted_transactions": None, "preferred_read_replica": -1, "records": None})
-    return build(response_schema(FETCH, version), {
-        "throttle_time": getattr(response, "throttle_time", 0) if response is not None else 0,
-        "error_code": getattr(response, "error_code", 0) if response is not None else 0,
-        "session_id": getattr(response, "session_id", 0) if response is not None else 0,
-        "responses": [{"topic": name, "partitions": parts} for name, parts in merged.items()],
-        "node_endpoints": getattr(response, "node_endpoints", ()) if response is not None else ()})
+    return _with_errors(FETCH, version, response, hit, lambda index: {
+        "partition_index": index, "error_code": code, "high_watermark": -1, "last_stable_offset": -1,
+        "log_start_offset": -1, "aborted_transactions": None, "preferred_read_replica": -1, "records": None},
+        "topic", "partitions", {"throttle_time": 0, "error_code": 0, "session_id": 0, "node_endpoints": ()})
 
 
 _BLANKS = {"records": None, "high_watermark": -1, "last_stable_offset": -1, "log_start_offset": -1,

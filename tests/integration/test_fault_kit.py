@@ -8,26 +8,7 @@ import time
 import pytest
 
 from fauxka.testing import FaultError
-
-
-def _topic(cluster, partitions: int = 2) -> str:
-    from confluent_kafka.admin import AdminClient, NewTopic
-
-    topic = cluster.unique_topic()
-    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
-    admin.create_topics([NewTopic(topic, partitions, 1)])[topic].result(30)
-    cluster.wait_for(lambda: all(cluster.leader(topic, p) > 0 for p in range(partitions)), 15, what="leaders")
-    return topic
-
-
-def _produce(cluster, topic: str, partition: int, timeout_s: float = 20, producer=None):
-    from confluent_kafka import Producer
-
-    producer = producer or Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all", "retry.backoff.ms": 50})
-    results = []
-    producer.produce(topic, b"v", partition=partition, on_delivery=lambda err, msg: results.append(err))
-    producer.flush(timeout_s)
-    return results
+from tests.fault_kit_helpers import _produce, _topic
 
 
 def test_retriable_partition_error_is_retried_through(fauxka_cluster):
@@ -125,13 +106,8 @@ def test_process_faults_through_the_state_file(fauxka_cluster_factory):
 
 
 def test_leader_moves_to_a_given_replica_and_the_producer_follows(fauxka_cluster):
-    from confluent_kafka.admin import AdminClient, NewTopic
-
     cluster = fauxka_cluster
-    topic = cluster.unique_topic()
-    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
-    admin.create_topics([NewTopic(topic, 1, 3)])[topic].result(30)
-    cluster.wait_for(lambda: len(cluster.isr(topic, 0)) == 3, 20, what="a full ISR")
+    topic = _topic(cluster, 1, 3)
     first = cluster.leader(topic, 0)
     target = next(b for b in cluster.broker_ids if b != first)
     from confluent_kafka import Producer
@@ -141,29 +117,6 @@ def test_leader_moves_to_a_given_replica_and_the_producer_follows(fauxka_cluster
     cluster.move_leader(topic, 0, target)
     assert cluster.list_faults() == []  # carried out, then removed
     assert _produce(cluster, topic, 0, producer=producer) == [None]  # it follows the leader to its new broker
-
-
-@pytest.mark.disruptive
-def test_stopped_replication_shrinks_the_isr_until_removed(fauxka_cluster_factory):
-    from confluent_kafka import Producer
-    from confluent_kafka.admin import AdminClient, NewTopic
-
-    cluster = fauxka_cluster_factory(brokers=2, overrides={"replica.lag.time.max.ms": "1500",
-                                                           "replica.fetch.backoff.ms": "100"})
-    topic = cluster.unique_topic()
-    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
-    admin.create_topics([NewTopic(topic, 1, 2)])[topic].result(30)
-    cluster.wait_for(lambda: len(cluster.isr(topic, 0)) == 2, 20, what="a full ISR")
-    leader = cluster.leader(topic, 0)
-    follower = 3 - leader
-    producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "1"})
-    with cluster.fault("replication", broker=follower, topic=topic, delay_ms=-1):
-        for _ in range(5):
-            producer.produce(topic, b"x", partition=0)
-            producer.flush(10)
-            time.sleep(0.3)
-        cluster.wait_for(lambda: cluster.isr(topic, 0) == [leader], 20, what="the follower out of the ISR")
-    cluster.wait_for(lambda: sorted(cluster.isr(topic, 0)) == [1, 2], 20, what="the follower back in the ISR")
 
 
 def test_request_trace_shows_what_the_client_sent_and_the_errors(fauxka_cluster):
@@ -193,8 +146,8 @@ def test_raw_requests_see_exact_codes_and_throttle(fauxka_cluster):
     cluster = fauxka_cluster
     topic = _topic(cluster)
     leader = cluster.address(cluster.leader(topic, 0))
-    part, _ = produce(leader, topic, 0, batch([b"a"]))
-    assert part.error_code == 0
+    cluster.wait_for(lambda: produce(leader, topic, 0, batch([b"a"]))[0].error_code == 0, 10,
+                     what="the leader serving the new partition")
     with cluster.fault("throttle", api="produce", topic=topic, throttle_ms=300):
         time.sleep(0.1)
         part, response = produce(leader, topic, 0, batch([b"b"]))
@@ -319,13 +272,8 @@ def test_coordinator_moves_and_the_group_follows(fauxka_cluster):
 
 
 def test_shuffle_leaders_moves_every_partition_with_a_choice(fauxka_cluster):
-    from confluent_kafka.admin import AdminClient, NewTopic
-
     cluster = fauxka_cluster
-    topic = cluster.unique_topic()
-    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
-    admin.create_topics([NewTopic(topic, 3, 2)])[topic].result(30)
-    cluster.wait_for(lambda: all(len(cluster.isr(topic, p)) == 2 for p in range(3)), 20, what="full ISRs")
+    topic = _topic(cluster, 3, 2)
     before = {p: cluster.leader(topic, p) for p in range(3)}
     moved = cluster.shuffle_leaders(topic)
     assert set(moved) == {0, 1, 2} and all(moved[p] != before[p] for p in moved)
