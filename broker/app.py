@@ -29,6 +29,7 @@ from .controller_link import ControllerLink
 from .forwarding import ForwardingManager
 from .config import BrokerConfig
 from .dynamic_config import DynamicConfigApplier
+from .fault_injection import FaultInjector
 from .metadata_cache import MetadataCache
 from .metrics import BrokerMetrics
 from .quotas import Quotas
@@ -63,6 +64,7 @@ class Broker:
         self.replicas = ReplicaManager(self)  # partition logs, leader and follower roles
         self.producer_ids = ProducerIdManager(self)  # idempotent producers' ids, in blocks from the controller
         self.coordinators = Coordinators(self)  # the group coordinator while we lead __consumer_offsets partitions
+        self.faults = FaultInjector(self)  # injected faults (fauxka fault, fauxka.testing), from ZooKeeper
         self.server = Server(self)
         self._stopped = asyncio.Event()
         self._fatal: BaseException | None = None
@@ -89,6 +91,7 @@ class Broker:
         await self._ensure_cluster_layout()
         await self.authorizer.start(timeout_s)  # ACLs loaded before any request is served
         await self.tokens.start(timeout_s)
+        self.faults.start()
         await self.server.start()
         self.cache.subscribe(self._on_cache_event)
         self.applied.start()
@@ -139,6 +142,7 @@ class Broker:
         if active:
             self.cache.take_ownership()
             self.leadership.start()
+            self.faults.start_actions()  # leader faults written while there was no controller
             self._spawn(self.admin.resume_deletions(), "resume-deletions")
             if self.tokens.enabled:
                 self._spawn(tokens.expire_periodically(self.admin, self.tokens, tokens.settings(self.config)),
@@ -196,6 +200,7 @@ class Broker:
         await self.leadership.stop()
         await self.election.stop()
         await self.server.stop()
+        self.faults.stop()
         await self.coordinators.stop()
         await self.replicas.stop()
         await self.auto_create.stop()

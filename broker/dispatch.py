@@ -13,6 +13,15 @@ COORDINATOR_ROLES = (Role.GROUP_COORDINATOR, Role.TXN_COORDINATOR)
 
 
 async def dispatch(ctx: RequestContext) -> Any:
+    """`answer(ctx)`, through the injected faults (broker/fault_injection.py) for a client's request
+    (not one inside an envelope: its forwarding broker applied them)."""
+    faults = getattr(ctx.broker, "faults", None)
+    if faults is None or ctx.forwarded_by is not None:
+        return await answer(ctx)
+    return await faults.dispatch(ctx, answer)
+
+
+async def answer(ctx: RequestContext) -> Any:
     """The response entity, the encoded response (header + body) to pass through as it is, or
     None: no response at all (Produce with acks=0; the connection writes nothing).
 

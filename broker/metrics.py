@@ -14,6 +14,8 @@ class BrokerMetrics:
         self.request_seconds = Histogram("fauxka_request_seconds", "Request handling time",
                                          ["api", "version"], registry=r,
                                          buckets=(.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30))
+        self.injected_faults = Counter("fauxka_injected_faults", "Requests hit by an injected fault, by kind",
+                                       ["kind"], registry=r)
         self.connections = Gauge("fauxka_connections", "Open client connections", ["listener"], registry=r)
         self.closed_connections = Counter("fauxka_connections_closed_for_protocol_errors",
                                           "Connections closed because of a bad frame or request", ["reason"], registry=r)

@@ -85,6 +85,14 @@ def elect_preferred(p: Partition, live: Collection[int], controller_epoch: int) 
     return None if leader is None else bumped(p.state, leader, p.state.isr, controller_epoch)
 
 
+def elect_given(p: Partition, target: int, live: Collection[int], controller_epoch: int) -> PartitionState | None:
+    """fauxka's `leader` fault (librdkafka's mock partition_set_leader, here with real replication):
+    `target` leads if it is a live in-sync replica of the partition; None otherwise, or when it leads."""
+    if target not in p.replicas or target not in p.state.isr or target not in live or p.state.leader == target:
+        return None
+    return bumped(p.state, target, p.state.isr, controller_epoch)
+
+
 def elect_controlled_shutdown(p: Partition, live: Collection[int], shutting_down: Collection[int],
                               controller_epoch: int) -> PartitionState | None:
     chosen = controlled_shutdown_leader(p.replicas, p.state.isr, live, shutting_down)

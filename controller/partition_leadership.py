@@ -277,6 +277,20 @@ class PartitionLeadership:
                                                    f"under strategy {strategy}")
             return results
 
+    async def move_leader(self, key: tuple[str, int], target: int) -> bool:
+        """A `leader` fault (model/faults.py): `target` leads the partition, one leader epoch later
+        (an in-sync replica only, as a preferred election requires). True once it leads."""
+        async with self._lock:
+            live, epoch = self.live, self._admin.election.epoch
+
+            def plan(partitions: list[le.Partition]) -> dict:
+                return {(p.topic, p.partition): s for p in partitions
+                        if (s := le.elect_given(p, target, live, epoch)) is not None}
+
+            await self._write_computed([key], plan)
+            state = self._cache.partition_states.get(key)
+            return state is not None and state.leader == target
+
     # --- AlterPartition --------------------------------------------------------------------
 
     async def alter_partition(self, changes: dict[tuple[str, int], le.IsrChange], version: int

@@ -8,7 +8,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from . import launcher, report, zookeeper
+from . import fault_cli, launcher, report, zookeeper
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -63,11 +63,19 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("report", help="the audit report (PySpark): Parquet tables, report.md, plots")
     report.add_arguments(p)
 
+    fault_cli.add_arguments(sub)
+
     args = parser.parse_args(argv)
     if argv is None and args.command in ("broker", "brokers", "up", "status"):
         _without_hypothesis()
     if args.command == "report":
         return report.run(args)
+    if args.command == "fault":
+        return fault_cli.run(args)
+    if args.command == "trace":
+        return fault_cli.run_trace(args)
+    if args.command in ("kill", "terminate", "pause", "resume", "restart"):
+        return fault_cli.run_process(args)
     if args.command == "broker":
         return _broker(args)
     if args.command == "brokers":

@@ -52,7 +52,8 @@ def broker_properties(broker_id: int, port: int, zk_connect: str, data_dir: Path
         "group.initial.rebalance.delay.ms=0",
         f"log.dirs={data_dir / f'broker-{broker_id}' / 'data'}",
         f"log.file={data_dir / f'broker-{broker_id}.log'}",
-        f"audit.log.file={data_dir / f'audit-{broker_id}.log'}",  # `fauxka report --audit <data dir>` reads these
+        f"audit.log.file={data_dir / f'audit-{broker_id}.log'}",
+        f"fauxka.trace.file={data_dir / f'trace-{broker_id}.jsonl'}",  # written while `fauxka trace on`  # `fauxka report --audit <data dir>` reads these
         f"metrics.port={metrics_port}",
         "",
     ])
@@ -104,7 +105,7 @@ def up(opts: UpOptions) -> int:
         print(f"a cluster is already running from {data_dir} (stop it with: fauxka down --data-dir {opts.data_dir})",
               file=sys.stderr)
         return 1
-    state: dict = {"zookeeper": None, "brokers": []}
+    state: dict = {"zookeeper": None, "brokers": [], "overrides": list(opts.overrides)}
     zk: subprocess.Popen | None = None
     starter: subprocess.Popen | None = None
     try:
@@ -250,13 +251,27 @@ def _watch(state: dict, zk: subprocess.Popen | None, stop: dict) -> int:
             print(f"ZooKeeper exited with {zk.returncode}; stopping the cluster", file=sys.stderr)
             code = 1
             break
-        dead = [b for b in state["brokers"] if not _alive(b["pid"])]  # forked: not our children
+        _follow_process_faults(state)
+        dead = [b for b in state["brokers"] if not b.get("stopped") and not _alive(b["pid"])]  # forked: not ours
         if dead:
             print(f"broker {dead[0]['id']} (pid {dead[0]['pid']}) exited; stopping the cluster", file=sys.stderr)
             code = 1
             break
         time.sleep(0.2)
     return code
+
+
+def _follow_process_faults(state: dict) -> None:
+    """`fauxka kill|restart BROKER` (fauxka/processes.py) rewrite the state file: a broker stopped on
+    purpose is not a reason to stop the cluster, and a restarted one has a new process id."""
+    current = _read_state(Path(state["data_dir"])) if state.get("data_dir") else None
+    if current is None:
+        return
+    by_id = {b["id"]: b for b in current.get("brokers", [])}
+    for b in state["brokers"]:
+        if b["id"] in by_id:
+            b["pid"] = by_id[b["id"]].get("pid")
+            b["stopped"] = by_id[b["id"]].get("stopped", False)
 
 
 def down(data_dir: Path) -> int:
@@ -282,6 +297,7 @@ def _stop(state: dict, grace_s: float = 10.0) -> None:
 
 def _terminate(pids: list[int], grace_s: float) -> None:
     for pid in pids:
+        _signal(pid, signal.SIGCONT)  # a paused broker (fauxka pause) must see the SIGTERM
         _signal(pid, signal.SIGTERM)
     deadline = time.monotonic() + grace_s
     while time.monotonic() < deadline and any(_alive(pid) for pid in pids):

@@ -141,6 +141,8 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
         _key("group.max.size", "int", 2147483647, at_least(1), "Most members a group may have."),
         _key("audit.log.file", "string", None, doc="fauxka: the controller's audit trail (JSON lines) goes here instead of the log."),
         _key("log.file", "string", None, doc="fauxka: JSON log lines go here instead of stderr."),
+        _key("fauxka.trace.file", "string", None,
+             doc="fauxka: the request trace (JSON lines) goes here while `fauxka trace on` (ZooKeeper's /fauxka/trace) holds."),
         _key("log.level", "string", "INFO",
              lambda v: None if v.upper() in ("DEBUG", "INFO", "WARNING", "ERROR") else "Must be DEBUG, INFO, WARNING or ERROR",
              "fauxka: log level."),

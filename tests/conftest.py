@@ -3,6 +3,14 @@ import pytest
 from tests.harness import Cluster, ZooKeeperServer
 
 
+def pytest_configure(config):
+    """fauxka's pytest plugin (fauxka_cluster, ...) even where its pytest11 entry point is not loaded:
+    a .venv installed before it existed, or PYTEST_DISABLE_PLUGIN_AUTOLOAD."""
+    manager = config.pluginmanager
+    if not manager.has_plugin("fauxka") and not manager.has_plugin("fauxka.pytest_plugin"):
+        manager.import_plugin("fauxka.pytest_plugin")
+
+
 @pytest.fixture(scope="session")
 def zookeeper(tmp_path_factory):
     server = ZooKeeperServer(tmp_path_factory.mktemp("zookeeper"))

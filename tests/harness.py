@@ -18,6 +18,7 @@ import structlog
 
 from fauxka import probe, zookeeper
 from fauxka.ports import free_ports
+from fauxka.testing.cluster import wait_for as testing_wait_for
 from zkstore import ZkStore
 
 SESSION_TIMEOUT_MS = 2000
@@ -191,14 +192,7 @@ class Cluster:
 
 def wait_for(predicate, timeout_s: float, interval_s: float = 0.05, what: str = "condition"):
     """Poll `predicate` until it returns a truthy value; the value, or AssertionError at the deadline."""
-    deadline = time.monotonic() + timeout_s
-    last = None
-    while time.monotonic() < deadline:
-        try:
-            last = predicate()
-            if last:
-                return last
-        except Exception as exc:  # the thing polled may be down right now
-            last = exc
-        time.sleep(interval_s)
-    raise AssertionError(f"{what} not reached within {timeout_s}s (last: {last!r})")
+    try:
+        return testing_wait_for(predicate, timeout_s, interval_s, what)
+    except TimeoutError as exc:
+        raise AssertionError(str(exc)) from None

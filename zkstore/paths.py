@@ -32,18 +32,25 @@ ACL_CHANGE_PREFIX = "acl_changes_"
 # APPLIED/<id>, the highest such version its metadata cache has fully applied.
 METADATA_VERSION = "/fauxka/metadata_version"
 APPLIED = "/fauxka/applied"
+# Injected faults (model/faults.py): one persistent znode per fault, FAULTS/<id>, JSON.
+FAULTS = "/fauxka/faults"
+TRACE = "/fauxka/trace"  # exists: every broker records the requests it answers (fauxka.trace.file)
 
 # What a Kafka broker creates at start-up when missing.
 PERSISTENT_PATHS = (
     "/consumers", BROKER_IDS, TOPICS, "/brokers/seqid", CONFIG_CHANGES, f"{CONFIG}/topics",
     f"{CONFIG}/clients", f"{CONFIG}/users", f"{CONFIG}/brokers", f"{CONFIG}/ips", DELETE_TOPICS,
     "/isr_change_notification", LATEST_PRODUCER_ID_BLOCK, "/log_dir_event_notification",
-    METADATA_VERSION, APPLIED,
+    METADATA_VERSION, APPLIED, FAULTS,
 )
 
 
 def applied_path(broker_id: int) -> str:
     return f"{APPLIED}/{broker_id}"
+
+
+def fault_path(fault_id: str) -> str:
+    return f"{FAULTS}/{fault_id}"
 
 
 def broker_path(broker_id: int) -> str:

@@ -1,0 +1,115 @@
+"""Process faults through the state file `fauxka up` keeps (cluster.json in its data dir):
+`fauxka kill|terminate|pause|resume|restart BROKER`. The foreground supervisor re-reads the file,
+so a broker stopped on purpose does not stop the cluster, and a restarted one is watched again."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from . import launcher
+
+ACTIONS = ("kill", "terminate", "pause", "resume", "restart")
+
+
+class ProcessFaultError(Exception):
+    pass
+
+
+def _broker(state: dict, broker_id: int) -> dict:
+    for b in state.get("brokers", []):
+        if b["id"] == broker_id:
+            return b
+    ids = [b["id"] for b in state.get("brokers", [])]
+    raise ProcessFaultError(f"no broker {broker_id} in this cluster (brokers: {ids})")
+
+
+def act(data_dir: Path, action: str, broker_id: int, timeout_s: float = 30.0) -> str:
+    """Do `action` to one broker of the cluster `fauxka up` started from data_dir; what was done."""
+    if action not in ACTIONS:
+        raise ProcessFaultError(f"unknown action {action!r}; one of {', '.join(ACTIONS)}")
+    data_dir = data_dir.resolve()
+    state = launcher._read_state(data_dir)
+    if state is None:
+        raise ProcessFaultError(f"no cluster state in {data_dir} (start one with fauxka up)")
+    b = _broker(state, broker_id)
+    pid = b.get("pid")
+    running = bool(pid) and not b.get("stopped") and launcher._alive(pid)
+    if action == "pause":
+        _need(running, broker_id)
+        os.kill(pid, signal.SIGSTOP)
+        return f"broker {broker_id} (pid {pid}) paused"
+    if action == "resume":
+        _need(running, broker_id)
+        os.kill(pid, signal.SIGCONT)
+        return f"broker {broker_id} (pid {pid}) resumed"
+    if action in ("kill", "terminate"):
+        _need(running, broker_id)
+        b["stopped"] = True
+        launcher._write_state(data_dir, state)  # first: the supervisor must not take it for a crash
+        if action == "kill":
+            os.kill(pid, signal.SIGKILL)
+        else:
+            os.kill(pid, signal.SIGCONT)
+            os.kill(pid, signal.SIGTERM)
+        _wait_gone(pid, timeout_s)
+        return f"broker {broker_id} (pid {pid}) {'killed' if action == 'kill' else 'terminated'}"
+    if running:  # restart: stop it first (SIGTERM: controlled shutdown), then start it again
+        act(data_dir, "terminate", broker_id, timeout_s)
+        state = launcher._read_state(data_dir)
+        b = _broker(state, broker_id)
+    _wait_deregistered(state, broker_id, timeout_s)
+    b["pid"] = _start(data_dir, state, broker_id, timeout_s)
+    b["stopped"] = False
+    launcher._write_state(data_dir, state)
+    return f"broker {broker_id} restarted (pid {b['pid']})"
+
+
+def _need(running: bool, broker_id: int) -> None:
+    if not running:
+        raise ProcessFaultError(f"broker {broker_id} is not running")
+
+
+def _wait_gone(pid: int, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while launcher._alive(pid):
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            deadline = time.monotonic() + 5
+        time.sleep(0.02)
+
+
+def _wait_deregistered(state: dict, broker_id: int, timeout_s: float) -> None:
+    """A killed broker's registration stays until its ZooKeeper session expires; a new process
+    with its id would find the id taken and exit (as Kafka's does)."""
+    from .faults import FaultClient
+
+    client = FaultClient(state["zookeeper_connect"], timeout_s=10)
+    try:
+        deadline = time.monotonic() + timeout_s
+        while client.get(f"/brokers/ids/{broker_id}") is not None:
+            if time.monotonic() > deadline:
+                raise ProcessFaultError(f"broker {broker_id} is still registered after {timeout_s}s")
+            time.sleep(0.1)
+    finally:
+        client.close()
+
+
+def _start(data_dir: Path, state: dict, broker_id: int, timeout_s: float) -> int:
+    """`fauxka brokers` with the broker's config as `up` wrote it: it forks the broker and prints its id."""
+    command = [sys.executable, "-m", "fauxka", "brokers", "--config", str(data_dir / f"broker-{broker_id}.properties")]
+    for item in state.get("overrides", []):
+        command += ["--override", item]
+    with open(data_dir / "brokers.out", "ab") as out:
+        starter = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=out, stdin=subprocess.DEVNULL,
+                                   start_new_session=True)
+    try:
+        stdout, _ = starter.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        starter.kill()
+        raise ProcessFaultError(f"broker {broker_id} did not start within {timeout_s}s") from None
+    if starter.returncode != 0 or not stdout.split():
+        raise ProcessFaultError(f"broker {broker_id} did not start (exit code {starter.returncode})")
+    return int(stdout.split()[0])

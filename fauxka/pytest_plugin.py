@@ -1,0 +1,60 @@
+"""The pytest plugin (entry point `pytest11: fauxka`), loaded wherever fauxka is installed:
+
+- `fauxka_zookeeper` (session): one ZooKeeper for the whole run, "host:port";
+- `fauxka_cluster` (session): a 3-broker Cluster on it, started once; tests isolate themselves with
+  `fauxka_cluster.unique_topic()`, and every test's faults are cleared after it;
+- `fauxka_cluster_factory`: `make(brokers=3, overrides=None)` for a test that breaks its own cluster
+  (stopped after the test).
+Nothing starts unless a test asks for one of them.
+"""
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def fauxka_zookeeper(tmp_path_factory):
+    from fauxka import zookeeper
+    from fauxka.ports import free_ports
+
+    port = free_ports()
+    process = zookeeper.start(tmp_path_factory.mktemp("fauxka-zookeeper"), port)
+    try:
+        zookeeper.wait_serving("127.0.0.1", port, 60, process)
+        yield f"127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+@pytest.fixture(scope="session")
+def _fauxka_session_cluster(fauxka_zookeeper, tmp_path_factory):
+    from fauxka.testing import Cluster
+
+    cluster = Cluster(3, zookeeper=fauxka_zookeeper, data_dir=tmp_path_factory.mktemp("fauxka-cluster"))
+    cluster.start()
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture
+def fauxka_cluster(_fauxka_session_cluster):
+    """The session's cluster; the faults a test leaves behind are cleared after it."""
+    yield _fauxka_session_cluster
+    _fauxka_session_cluster.clear_faults()
+
+
+@pytest.fixture
+def fauxka_cluster_factory(fauxka_zookeeper, tmp_path):
+    from fauxka.testing import Cluster
+
+    made = []
+
+    def make(brokers: int = 3, overrides: dict[str, str] | None = None):
+        cluster = Cluster(brokers, zookeeper=fauxka_zookeeper, data_dir=tmp_path / f"fauxka-{len(made)}",
+                          overrides=overrides)
+        made.append(cluster)
+        return cluster.start()
+
+    yield make
+    for cluster in made:
+        cluster.stop()

@@ -1,0 +1,68 @@
+"""The fault kit's replica faults: replication stopped, a link cut, a log failed (fauxka.testing, the plugin)."""
+
+import time
+
+import pytest
+
+from tests.fault_kit_helpers import LAGGY, _topic
+
+
+@pytest.mark.disruptive
+def test_a_cut_link_drops_the_follower_from_the_isr_until_restored(fauxka_cluster_factory):
+    from confluent_kafka import Producer
+
+    cluster = fauxka_cluster_factory(brokers=3, overrides=LAGGY)
+    controller = cluster.wait_for(lambda: max(cluster.controller(), 0), 10, what="a controller")
+    leader, follower = [b for b in cluster.broker_ids if b != controller]  # the link to the controller stays up
+    topic = _topic(cluster, assignment=[[leader, follower]])
+    assert cluster.leader(topic, 0) == leader
+    producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "1"})
+    with cluster.fault("link", broker=leader, peer=follower):
+        def shrunk():
+            producer.produce(topic, b"x", partition=0)
+            producer.flush(5)
+            return cluster.isr(topic, 0) == [leader]
+        cluster.wait_for(shrunk, 20, what="the follower out of the ISR")
+    cluster.wait_for(lambda: sorted(cluster.isr(topic, 0)) == sorted([leader, follower]), 20,
+                     what="the follower back in the ISR")
+
+
+@pytest.mark.disruptive
+def test_a_failed_log_moves_the_leadership_and_takes_the_replica_out_of_the_isr(fauxka_cluster_factory):
+    from confluent_kafka import KafkaError, Producer
+
+    from tests.data_helpers import batch, produce
+
+    cluster = fauxka_cluster_factory(brokers=3, overrides=LAGGY)
+    topic = _topic(cluster, 1, 3)
+    failed = cluster.leader(topic, 0)
+    producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "1", "retry.backoff.ms": 100})
+    with cluster.fault("storage", broker=failed, topic=topic):
+        cluster.wait_for(lambda: cluster.leader(topic, 0) not in (-1, failed), 10, what="the leadership moved")
+
+        def out_of_isr():
+            producer.produce(topic, b"x", partition=0)
+            producer.flush(10)
+            return failed not in cluster.isr(topic, 0)
+        cluster.wait_for(out_of_isr, 20, what="the failed replica out of the ISR")
+        part, _ = produce(cluster.address(failed), topic, 0, batch([b"y"]))  # straight to the failed broker
+        assert part.error_code == KafkaError.KAFKA_STORAGE_ERROR
+    cluster.wait_for(lambda: failed in cluster.isr(topic, 0), 20, what="the replica back in the ISR")
+
+
+@pytest.mark.disruptive
+def test_stopped_replication_shrinks_the_isr_until_removed(fauxka_cluster_factory):
+    from confluent_kafka import Producer
+
+    cluster = fauxka_cluster_factory(brokers=2, overrides=LAGGY)
+    topic = _topic(cluster, 1, 2)
+    leader = cluster.leader(topic, 0)
+    follower = 3 - leader
+    producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "1"})
+    with cluster.fault("replication", broker=follower, topic=topic, delay_ms=-1):
+        for _ in range(5):
+            producer.produce(topic, b"x", partition=0)
+            producer.flush(10)
+            time.sleep(0.3)
+        cluster.wait_for(lambda: cluster.isr(topic, 0) == [leader], 20, what="the follower out of the ISR")
+    cluster.wait_for(lambda: sorted(cluster.isr(topic, 0)) == [1, 2], 20, what="the follower back in the ISR")
