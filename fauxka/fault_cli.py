@@ -1,6 +1,5 @@
 """`fauxka fault add|list|remove|clear` and `fauxka kill|terminate|pause|resume|restart BROKER`."""
 
-import argparse
 import sys
 from pathlib import Path
 
