@@ -19,6 +19,7 @@ from storage.batch import iter_headers
 from storage.records import Record, build, decode
 
 from .group_metrics import GroupMetrics
+from .txn_coordinator import TxnCoordinator
 
 if TYPE_CHECKING:
     from .app import Broker
@@ -70,6 +71,7 @@ class Coordinators:
                                           log=broker.log.bind(component="groups"),
                                           commit_timeout_ms=config["offsets.commit.timeout.ms"], metrics=self.metrics)
         self.groups = self.runtime.groups
+        self.txn = TxnCoordinator(broker, self.runtime.host)  # the transaction coordinator role
         self._unsubscribe = None
         self._tasks: set[asyncio.Task] = set()
 
@@ -81,6 +83,7 @@ class Coordinators:
             if topic == GROUP_METADATA_TOPIC:
                 self._apply(index)
         self.runtime.start(self.config.offsets_retention_check_interval_ms)
+        self.txn.start()
 
     async def stop(self) -> None:
         if self._unsubscribe is not None:
@@ -88,6 +91,7 @@ class Coordinators:
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.txn.stop()
         await self.runtime.close()
 
     def _spawn(self, coro) -> None:
@@ -96,7 +100,7 @@ class Coordinators:
         task.add_done_callback(self._tasks.discard)
 
     def owns(self, role, key: str) -> bool:
-        return self.runtime.owns(role, key)
+        return self.runtime.owns(role, key) and self.txn.runtime.owns(role, key)
 
     def status(self, group_id: str) -> ErrorCode:
         return self.runtime.status(group_id)

@@ -16,6 +16,7 @@ from .rebalance import now_ms, store_error
 from .records import (GroupKey, OffsetKey, OffsetValue, decode_group_value, decode_key, decode_offset_value,
                       encode_key, encode_offset_value)
 from .state import CommittedOffset, Group, GroupState
+from .txn_offsets import TxnOffsets
 
 TopicPartition = tuple[str, int]
 
@@ -37,7 +38,7 @@ class GroupDescription:
     members: list[tuple[str, str | None, str, str, bytes, bytes]]  # id, instance, client, host, metadata, assignment
 
 
-class GroupCoordinator(GroupMembership):
+class GroupCoordinator(TxnOffsets, GroupMembership):
     # --- OffsetCommit -------------------------------------------------------------------------------
     async def commit_offsets(self, group_id: str, member_id: str, instance_id: str | None, generation: int,
                              offsets: dict[TopicPartition, OffsetRequest]) -> dict[TopicPartition, ErrorCode]:

@@ -1,0 +1,137 @@
+"""Transactions with real clients on the shared cluster (issue 13, "Done means"): a confluent-kafka
+transactional producer commits and aborts; read_committed consumers see only committed records,
+read_uncommitted both; send_offsets_to_transaction commits the group's offsets with the output;
+a second producer with the same transactional id fences the first."""
+
+import time
+
+import pytest
+
+from tests.admin_helpers import create_topics, topic_spec, unique
+
+PARTITIONS = 3
+
+
+def _topic(cluster, partitions: int = PARTITIONS) -> str:
+    name = unique("txn")
+    [result] = create_topics(cluster.controller_address(), [topic_spec(name, partitions, 3)])
+    assert int(result.error_code) == 0, result
+    return name
+
+
+def _producer(cluster, transactional_id: str, **extra):
+    from confluent_kafka import Producer
+    producer = Producer({"bootstrap.servers": cluster.bootstrap, "transactional.id": transactional_id, **extra})
+    producer.init_transactions(60)
+    return producer
+
+
+def _read(cluster, topic: str, isolation: str, expect: int, timeout_s: float = 30) -> list:
+    from confluent_kafka import Consumer
+    c = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": unique("g"), "auto.offset.reset": "earliest",
+                  "enable.auto.commit": False, "isolation.level": isolation, "enable.partition.eof": True})
+    c.subscribe([topic])
+    got, eof = [], set()
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and (len(got) < expect or len(eof) < PARTITIONS):
+        msg = c.poll(0.2)
+        if msg is None:
+            continue
+        if msg.error() is not None:
+            eof.add(msg.partition())
+            continue
+        got.append(msg.value())
+    c.close()
+    return got
+
+
+def test_commit_and_abort_read_committed_and_uncommitted(cluster):
+    topic = _topic(cluster)
+    p = _producer(cluster, unique("tid"))
+    p.begin_transaction()
+    for i in range(9):
+        p.produce(topic, f"c{i}".encode(), partition=i % PARTITIONS)
+    p.commit_transaction(30)
+    p.begin_transaction()
+    for i in range(6):
+        p.produce(topic, f"a{i}".encode(), partition=i % PARTITIONS)
+    p.flush(30)
+    p.abort_transaction(30)
+    p.begin_transaction()
+    p.produce(topic, b"c9", partition=0)
+    p.commit_transaction(30)
+    committed = _read(cluster, topic, "read_committed", 10)
+    assert sorted(committed) == sorted([f"c{i}".encode() for i in range(10)])
+    everything = _read(cluster, topic, "read_uncommitted", 16)
+    assert sorted(everything) == sorted([f"c{i}".encode() for i in range(10)] + [f"a{i}".encode() for i in range(6)])
+
+
+def test_open_transaction_holds_the_last_stable_offset(cluster):
+    from confluent_kafka import Consumer, TopicPartition
+    topic = _topic(cluster, 1)
+    p = _producer(cluster, unique("tid"))
+    p.begin_transaction()
+    p.produce(topic, b"pending", partition=0)
+    p.flush(30)
+    c = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": unique("g"), "isolation.level": "read_committed"})
+    low, high = c.get_watermark_offsets(TopicPartition(topic, 0), timeout=10, cached=False)
+    assert (low, high) == (0, 0)  # read_committed's latest offset is the last stable offset
+    p.commit_transaction(30)
+    low, high = c.get_watermark_offsets(TopicPartition(topic, 0), timeout=10, cached=False)
+    assert high == 2  # the record and the COMMIT marker
+    c.close()
+
+
+def test_send_offsets_to_transaction_commits_offsets_with_the_output(cluster):
+    from confluent_kafka import Consumer, TopicPartition
+    source, sink, group = _topic(cluster), _topic(cluster), unique("g")
+    seed = _producer(cluster, unique("seed"))
+    seed.begin_transaction()
+    for i in range(6):
+        seed.produce(source, f"s{i}".encode(), partition=i % PARTITIONS)
+    seed.commit_transaction(30)
+    consumer = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": group, "auto.offset.reset": "earliest",
+                         "enable.auto.commit": False, "isolation.level": "read_committed"})
+    consumer.subscribe([source])
+    seen = []
+    deadline = time.monotonic() + 30
+    while len(seen) < 6 and time.monotonic() < deadline:
+        msg = consumer.poll(0.2)
+        if msg is not None and msg.error() is None:
+            seen.append(msg)
+    assert len(seen) == 6
+    p = _producer(cluster, unique("tid"))
+    offsets = [TopicPartition(source, part, 2 + 1) for part in range(PARTITIONS)]  # 2 records + marker each
+    # an aborted attempt first: its offsets must not become visible
+    p.begin_transaction()
+    p.produce(sink, b"out-aborted", partition=0)
+    p.send_offsets_to_transaction([TopicPartition(source, 0, 1)], consumer.consumer_group_metadata(), 30)
+    p.abort_transaction(30)
+    assert [tp.offset for tp in consumer.committed([TopicPartition(source, 0)], timeout=10)] == [-1001]
+    p.begin_transaction()
+    for m in seen:
+        p.produce(sink, m.value(), partition=m.partition())
+    p.send_offsets_to_transaction(offsets, consumer.consumer_group_metadata(), 30)
+    p.commit_transaction(30)
+    committed = consumer.committed([TopicPartition(source, part) for part in range(PARTITIONS)], timeout=10)
+    assert sorted(tp.offset for tp in committed) == [3] * PARTITIONS
+    consumer.close()
+    assert sorted(_read(cluster, sink, "read_committed", 6)) == sorted(m.value() for m in seen)
+
+
+def test_a_second_producer_with_the_same_id_fences_the_first(cluster):
+    from confluent_kafka import KafkaException
+    topic, tid = _topic(cluster), unique("tid")
+    first = _producer(cluster, tid)
+    first.begin_transaction()
+    first.produce(topic, b"zombie", partition=0)
+    first.flush(30)
+    second = _producer(cluster, tid)  # aborts the first's open transaction and bumps the epoch
+    second.begin_transaction()
+    second.produce(topic, b"winner", partition=1)
+    second.commit_transaction(30)
+    with pytest.raises(KafkaException) as raised:
+        first.produce(topic, b"late", partition=0)
+        first.commit_transaction(30)
+    assert raised.value.args[0].fatal() or "fenced" in str(raised.value).lower()
+    assert _read(cluster, topic, "read_committed", 1) == [b"winner"]
