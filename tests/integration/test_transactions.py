@@ -8,6 +8,7 @@ import time
 import pytest
 
 from tests.admin_helpers import create_topics, topic_spec, unique
+from tests.harness import wait_for
 
 PARTITIONS = 3
 
@@ -76,9 +77,9 @@ def test_open_transaction_holds_the_last_stable_offset(cluster):
     c = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": unique("g"), "isolation.level": "read_committed"})
     low, high = c.get_watermark_offsets(TopicPartition(topic, 0), timeout=10, cached=False)
     assert (low, high) == (0, 0)  # read_committed's latest offset is the last stable offset
-    p.commit_transaction(30)
-    low, high = c.get_watermark_offsets(TopicPartition(topic, 0), timeout=10, cached=False)
-    assert high == 2  # the record and the COMMIT marker
+    p.commit_transaction(30)  # answered once PrepareCommit is written; the marker follows
+    wait_for(lambda: c.get_watermark_offsets(TopicPartition(topic, 0), timeout=10, cached=False)[1] == 2, 10,
+             what="the last stable offset past the record and the COMMIT marker")
     c.close()
 
 
@@ -107,14 +108,16 @@ def test_send_offsets_to_transaction_commits_offsets_with_the_output(cluster):
     p.produce(sink, b"out-aborted", partition=0)
     p.send_offsets_to_transaction([TopicPartition(source, 0, 1)], consumer.consumer_group_metadata(), 30)
     p.abort_transaction(30)
+    time.sleep(1)  # the ABORT marker's way to the group coordinator
     assert [tp.offset for tp in consumer.committed([TopicPartition(source, 0)], timeout=10)] == [-1001]
     p.begin_transaction()
     for m in seen:
         p.produce(sink, m.value(), partition=m.partition())
     p.send_offsets_to_transaction(offsets, consumer.consumer_group_metadata(), 30)
     p.commit_transaction(30)
-    committed = consumer.committed([TopicPartition(source, part) for part in range(PARTITIONS)], timeout=10)
-    assert sorted(tp.offset for tp in committed) == [3] * PARTITIONS
+    wait_for(lambda: sorted(tp.offset for tp in consumer.committed(
+        [TopicPartition(source, part) for part in range(PARTITIONS)], timeout=10)) == [3] * PARTITIONS, 10,
+        what="the transaction's offsets committed in the group")
     consumer.close()
     assert sorted(_read(cluster, sink, "read_committed", 6)) == sorted(m.value() for m in seen)
 
