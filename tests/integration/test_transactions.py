@@ -138,3 +138,22 @@ def test_a_second_producer_with_the_same_id_fences_the_first(cluster):
         first.commit_transaction(30)
     assert raised.value.args[0].fatal() or "fenced" in str(raised.value).lower()
     assert _read(cluster, topic, "read_committed", 1) == [b"winner"]
+
+
+def test_a_transaction_past_its_timeout_is_aborted_by_the_coordinator(cluster):
+    from confluent_kafka import Consumer, KafkaException, TopicPartition
+    topic = _topic(cluster, 1)
+    p = _producer(cluster, unique("tid"), **{"transaction.timeout.ms": 2000})
+    p.begin_transaction()
+    p.produce(topic, b"stuck", partition=0)
+    p.flush(30)
+    c = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": unique("g"), "isolation.level": "read_committed"})
+    assert c.get_watermark_offsets(TopicPartition(topic, 0), timeout=10, cached=False)[1] == 0
+    # transaction.abort.timed.out.transaction.cleanup.interval.ms is Kafka's 10 s on the shared cluster
+    wait_for(lambda: c.get_watermark_offsets(TopicPartition(topic, 0), timeout=10, cached=False)[1] == 2, 25,
+             what="the coordinator's ABORT marker")
+    c.close()
+    with pytest.raises(KafkaException):
+        p.commit_transaction(30)
+    assert _read(cluster, topic, "read_committed", 0, timeout_s=10) == []
+    assert _read(cluster, topic, "read_uncommitted", 1) == [b"stuck"]
