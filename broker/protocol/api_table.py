@@ -132,6 +132,9 @@ TABLE: dict[int, Api] = {
         Api(56, "alter_partition", 0, 3, role=Role.CONTROLLER),
         Api(58, "envelope", 0, 0, role=Role.CONTROLLER),
         Api(60, "describe_cluster", 0, 1),
+        Api(61, "describe_producers", 0, 0, role=Role.LEADER),
+        Api(65, "describe_transactions", 0, 0),
+        Api(66, "list_transactions", 0, 0),
         Api(67, "allocate_producer_ids", 0, 0, role=Role.CONTROLLER),
     )
 }

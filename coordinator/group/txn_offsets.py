@@ -58,13 +58,9 @@ class TxnOffsets:
         self.pending_txn_offsets.setdefault(producer_id, {}).setdefault(group_id, {}).update(accepted)
         return results
 
-    def has_pending_txn_offsets(self, group_id: str, partitions: list[TopicPartition] | None) -> bool:
-        """OffsetFetch with require_stable (KIP-447): UNSTABLE_OFFSET_COMMIT while one is pending."""
-        for by_group in self.pending_txn_offsets.values():
-            pending = by_group.get(group_id)
-            if pending and (partitions is None or any(tp in pending for tp in partitions)):
-                return True
-        return False
+    def pending_txn_partitions(self, group_id: str) -> set[TopicPartition]:
+        """OffsetFetch with require_stable (KIP-447): these answer UNSTABLE_OFFSET_COMMIT."""
+        return {tp for by_group in self.pending_txn_offsets.values() for tp in by_group.get(group_id, ())}
 
     async def complete_txn_offsets(self, producer_id: int, commit: bool, partition_of: Callable[[str], int],
                                    partition: int) -> None:
