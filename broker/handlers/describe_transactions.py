@@ -3,7 +3,8 @@
 
 Per id: TRANSACTIONAL_ID_AUTHORIZATION_FAILED without DESCRIBE on the TransactionalId,
 NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS when this broker does not (yet) serve its
-partition, TRANSACTIONAL_ID_NOT_FOUND for an unknown id; the start time is -1 unless Ongoing.
+partition, TRANSACTIONAL_ID_NOT_FOUND for an unknown id; the start time is the transaction's (kept through
+Prepare*/Complete*, -1 once Empty), as TransactionMetadata.txnStartTimestamp.
 """
 
 import datetime
@@ -39,7 +40,7 @@ def _describe(ctx, transactional_id: str) -> dict:
         return _none(transactional_id, ErrorCode.transactional_id_not_found)
     return {"error_code": ErrorCode.none, "transactional_id": transactional_id,
             "transaction_state": meta.state.display, "transaction_timeout": meta.timeout_ms,
-            "transaction_start_time": _time(meta.start_ms if meta.state.display == "Ongoing" else -1),
+            "transaction_start_time": _time(meta.start_ms),
             "producer_id": meta.producer_id, "producer_epoch": meta.producer_epoch,
             "topics": [{"topic": t, "partitions": ps} for t, ps in meta.partitions_by_topic().items()
                        if ctx.authorized("DESCRIBE", "TOPIC", t, log_if_denied=False)]}

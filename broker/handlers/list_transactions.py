@@ -6,7 +6,7 @@ Only ids the caller may DESCRIBE are listed; state names Kafka does not know are
 unknown_state_filters; COORDINATOR_LOAD_IN_PROGRESS while a partition is loading.
 """
 
-from coordinator.runtime import Load
+from coordinator.loads import Load
 from coordinator.txn.state import TxnState
 from model.errors import ErrorCode
 

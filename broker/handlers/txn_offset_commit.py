@@ -12,7 +12,7 @@ from model.errors import ErrorCode
 
 from ..protocol.build import build
 from ..protocol.codec import response_schema
-from .group_common import group_error, group_id_key, groups
+from .group_common import group_error, group_id_key, groups, offsets_to_commit
 
 _KEY = 28
 coordinator_key = group_id_key
@@ -40,20 +40,8 @@ async def handle(ctx, request):
         error = group_error(ctx, request.group_id)
     if error is not None:
         return _answer(version, dict.fromkeys(order, error), order)
-    results: dict[tuple[str, int], ErrorCode] = {}
-    wanted: dict[tuple[str, int], OffsetRequest] = {}
-    for topic in request.topics:
-        authorized = ctx.authorized("READ", "TOPIC", topic.name)
-        known = ctx.cache.partitions_of(topic.name)
-        for p in topic.partitions:
-            tp = (topic.name, p.partition_index)
-            if not authorized:
-                results[tp] = ErrorCode.topic_authorization_failed
-            elif p.partition_index not in known:
-                results[tp] = ErrorCode.unknown_topic_or_partition
-            else:
-                wanted[tp] = OffsetRequest(p.committed_offset, p.committed_leader_epoch if version >= 2 else -1,
-                                           p.committed_metadata)
+    results, wanted = offsets_to_commit(ctx, request.topics, lambda p: OffsetRequest(
+        p.committed_offset, p.committed_leader_epoch if version >= 2 else -1, p.committed_metadata))
     if wanted:
         v3 = version >= 3
         results.update(groups(ctx).txn_commit_offsets(

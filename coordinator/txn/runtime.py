@@ -11,12 +11,12 @@ loading/unloading), over the same PartitionHost as the group coordinator's runti
 """
 
 import asyncio
-import time
 
 from model.errors import ErrorCode
 
 from ..group.partitioner import partition_for
-from ..runtime import Load, PartitionHost
+from ..loads import PartitionLoads
+from ..runtime import PartitionHost
 from .coordinator import TransactionCoordinator
 
 TRANSACTION_STATE_TOPIC = "__transaction_state"
@@ -29,11 +29,11 @@ class TxnRuntime:
         self.host = host
         self.num_partitions = num_partitions
         self.append_timeout_ms = append_timeout_ms
-        self.partitions: dict[int, tuple[Load, int]] = {}
         self.txns = TransactionCoordinator(self, allocate_producer_id, send_markers, max_timeout_ms=max_timeout_ms,
                                            logger=log)
+        self.loads = PartitionLoads(host, TRANSACTION_STATE_TOPIC, self.txns.replay, self._loaded, self._unload, log=log)
+        self.partitions = self.loads.partitions  # partition -> (state, leader epoch)
         self._log = log
-        self._tasks: dict[int, asyncio.Task] = {}
         self._timeouts: asyncio.Task | None = None
 
     def partition_of(self, transactional_id: str) -> int:
@@ -45,10 +45,7 @@ class TxnRuntime:
         return self.partition_of(key) in self.partitions
 
     def status(self, transactional_id: str) -> ErrorCode:
-        state = self.partitions.get(self.partition_of(transactional_id))
-        if state is None:
-            return ErrorCode.not_coordinator
-        return ErrorCode.coordinator_load_in_progress if state[0] is Load.LOADING else ErrorCode.none
+        return self.loads.status(self.partition_of(transactional_id))
 
     # --- TxnLog ---------------------------------------------------------------------------------------
     def coordinator_epoch(self, transactional_id: str) -> int:
@@ -57,61 +54,24 @@ class TxnRuntime:
 
     async def append(self, transactional_id: str, key: bytes, value: bytes | None) -> ErrorCode:
         partition = self.partition_of(transactional_id)
-        state = self.partitions.get(partition)
-        if state is None or self.host.leader_epoch(TRANSACTION_STATE_TOPIC, partition) != state[1]:
+        if not self.loads.leads(partition):
             return ErrorCode.not_leader_or_follower
         return await self.host.append(TRANSACTION_STATE_TOPIC, partition, [(key, value)], self.append_timeout_ms)
 
     # --- leadership -----------------------------------------------------------------------------------
     def became_leader(self, partition: int, epoch: int) -> None:
-        current = self.partitions.get(partition)
-        if current is not None and current[1] == epoch:
-            return
-        if current is not None:
-            self._forget(partition)
-        self.partitions[partition] = (Load.LOADING, epoch)
-        self._tasks[partition] = asyncio.get_running_loop().create_task(self._load(partition, epoch),
-                                                                        name=f"load-txns-{partition}")
+        self.loads.became_leader(partition, epoch)
 
     def lost_leadership(self, partition: int) -> None:
-        if partition in self.partitions:
-            self._forget(partition)
-            if self._log is not None:
-                self._log.info("unloaded transaction partition", partition=partition)
+        self.loads.lost_leadership(partition)
 
-    def _forget(self, partition: int) -> None:
-        del self.partitions[partition]
-        task = self._tasks.pop(partition, None)
-        if task is not None:
-            task.cancel()
+    def _unload(self, partition: int) -> None:
         self.txns.unload(lambda transactional_id: self.partition_of(transactional_id) != partition)
 
-    async def _load(self, partition: int, epoch: int) -> None:
-        started = time.monotonic()
-        try:
-            await asyncio.sleep(0)  # let the replica manager finish becoming leader
-            for count, (key, value) in enumerate(self.host.records(TRANSACTION_STATE_TOPIC, partition)):
-                self.txns.replay(key, value)
-                if count % 1000 == 999:
-                    await asyncio.sleep(0)
-                    if self.partitions.get(partition) != (Load.LOADING, epoch):
-                        return
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # a damaged log: stay unloaded rather than answer wrongly
-            if self._log is not None:
-                self._log.exception("loading transaction partition failed", partition=partition, error=repr(exc))
-            self.partitions.pop(partition, None)
-            return
-        finally:
-            self._tasks.pop(partition, None)
-        if self.partitions.get(partition) == (Load.LOADING, epoch):
-            self.partitions[partition] = (Load.ACTIVE, epoch)
-            mine = [t for t in self.txns.txns if self.partition_of(t) == partition]
-            self.txns.loaded(mine)
-            if self._log is not None:
-                self._log.info("loaded transaction partition", partition=partition, epoch=epoch, ids=len(mine),
-                               ms=round((time.monotonic() - started) * 1000, 1))
+    def _loaded(self, partition: int) -> dict:
+        mine = [t for t in self.txns.txns if self.partition_of(t) == partition]
+        self.txns.loaded(mine)
+        return {"ids": len(mine)}
 
     # --- life cycle -----------------------------------------------------------------------------------
     def start(self, cleanup_interval_ms: int) -> None:
@@ -128,9 +88,8 @@ class TxnRuntime:
                     self._log.exception("aborting timed-out transactions failed", error=repr(exc))
 
     async def close(self) -> None:
-        tasks = [*self._tasks.values(), *([self._timeouts] if self._timeouts is not None else [])]
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        if self._timeouts is not None:
+            self._timeouts.cancel()
+            await asyncio.gather(self._timeouts, return_exceptions=True)
+        await self.loads.close()
         await self.txns.close()
-        self.partitions.clear()
