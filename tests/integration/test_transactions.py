@@ -27,14 +27,14 @@ def _producer(cluster, transactional_id: str, **extra):
     return producer
 
 
-def _read(cluster, topic: str, isolation: str, expect: int, timeout_s: float = 30) -> list:
+def _read(cluster, topic: str, isolation: str, expect: int, timeout_s: float = 30, partitions: int = PARTITIONS) -> list:
     from confluent_kafka import Consumer
     c = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": unique("g"), "auto.offset.reset": "earliest",
                   "enable.auto.commit": False, "isolation.level": isolation, "enable.partition.eof": True})
     c.subscribe([topic])
     got, eof = [], set()
     deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline and (len(got) < expect or len(eof) < PARTITIONS):
+    while time.monotonic() < deadline and (len(got) < expect or len(eof) < partitions):
         msg = c.poll(0.2)
         if msg is None:
             continue
@@ -155,5 +155,5 @@ def test_a_transaction_past_its_timeout_is_aborted_by_the_coordinator(cluster):
     c.close()
     with pytest.raises(KafkaException):
         p.commit_transaction(30)
-    assert _read(cluster, topic, "read_committed", 0, timeout_s=10) == []
-    assert _read(cluster, topic, "read_uncommitted", 1) == [b"stuck"]
+    assert _read(cluster, topic, "read_committed", 0, timeout_s=10, partitions=1) == []
+    assert _read(cluster, topic, "read_uncommitted", 1, partitions=1) == [b"stuck"]
