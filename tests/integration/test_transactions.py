@@ -157,3 +157,21 @@ def test_a_transaction_past_its_timeout_is_aborted_by_the_coordinator(cluster):
         p.commit_transaction(30)
     assert _read(cluster, topic, "read_committed", 0, timeout_s=10, partitions=1) == []
     assert _read(cluster, topic, "read_uncommitted", 1, partitions=1) == [b"stuck"]
+
+
+def test_kafka_python_transactional_producer_commits_and_aborts(cluster):
+    from kafka import KafkaProducer
+    topic = _topic(cluster)
+    p = KafkaProducer(bootstrap_servers=cluster.bootstrap, transactional_id=unique("kp"))
+    p.init_transactions()
+    p.begin_transaction()
+    for i in range(3):
+        p.send(topic, f"kc{i}".encode(), partition=i)
+    p.commit_transaction()
+    p.begin_transaction()
+    p.send(topic, b"ka", partition=0)
+    p.flush()
+    p.abort_transaction()
+    p.close()
+    assert sorted(_read(cluster, topic, "read_committed", 3)) == [b"kc0", b"kc1", b"kc2"]
+    assert sorted(_read(cluster, topic, "read_uncommitted", 4)) == [b"ka", b"kc0", b"kc1", b"kc2"]
