@@ -36,7 +36,10 @@ class TxnCoordinator:
         for (topic, index) in list(self._broker.replicas.partitions):
             if topic == TRANSACTION_STATE_TOPIC:
                 self._apply(index)
-        self.runtime.start(self._broker.config["transaction.abort.timed.out.transaction.cleanup.interval.ms"])
+        config = self._broker.config
+        self.runtime.start(config["transaction.abort.timed.out.transaction.cleanup.interval.ms"],
+                           config["transactional.id.expiration.ms"],
+                           config["transaction.remove.expired.transaction.cleanup.interval.ms"])
 
     async def stop(self) -> None:
         if self._unsubscribe is not None:

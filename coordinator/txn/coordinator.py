@@ -227,6 +227,23 @@ class TransactionCoordinator:
             await self._fence_and_abort(meta)
         return len(doomed)
 
+    async def expire_ids(self, expiration_ms: int, now: int | None = None) -> int:
+        """transactional.id.expiration.ms (removeExpiredTransactionalIds): an id idle that long in
+        Empty / CompleteCommit / CompleteAbort is removed with a tombstone."""
+        now = now_ms() if now is None else now
+        doomed = [m for m in self.txns.values()
+                  if (m.state is TxnState.EMPTY or m.state in COMPLETE) and not m.pending
+                  and m.update_ms <= now - expiration_ms]
+        for meta in doomed:
+            meta.pending = True
+            try:
+                code = await self.log.append(meta.transactional_id, encode_key(meta.transactional_id), None)
+            finally:
+                meta.pending = False
+            if code == ErrorCode.none and self.txns.get(meta.transactional_id) is meta:
+                del self.txns[meta.transactional_id]
+        return len(doomed)
+
     # --- loading --------------------------------------------------------------------------------------
     def replay(self, key: bytes | None, value: bytes | None) -> None:
         if key is None:

@@ -7,7 +7,8 @@ loading/unloading), over the same PartitionHost as the group coordinator's runti
 - `lost_leadership(p)`: its transactional ids are forgotten (NOT_COORDINATOR).
 - appends are acks=all; one made at another leader epoch than the one loaded is NOT_COORDINATOR.
 - a task aborts transactions past transaction.timeout.ms every
-  transaction.abort.timed.out.transaction.cleanup.interval.ms.
+  transaction.abort.timed.out.transaction.cleanup.interval.ms; another removes ids idle longer than
+  transactional.id.expiration.ms every transaction.remove.expired.transaction.cleanup.interval.ms.
 """
 
 import asyncio
@@ -34,7 +35,7 @@ class TxnRuntime:
         self.loads = PartitionLoads(host, TRANSACTION_STATE_TOPIC, self.txns.replay, self._loaded, self._unload, log=log)
         self.partitions = self.loads.partitions  # partition -> (state, leader epoch)
         self._log = log
-        self._timeouts: asyncio.Task | None = None
+        self._periodic: list[asyncio.Task] = []
 
     def partition_of(self, transactional_id: str) -> int:
         return partition_for(transactional_id, self.num_partitions)
@@ -74,22 +75,27 @@ class TxnRuntime:
         return {"ids": len(mine)}
 
     # --- life cycle -----------------------------------------------------------------------------------
-    def start(self, cleanup_interval_ms: int) -> None:
-        self._timeouts = asyncio.get_running_loop().create_task(self._abort_periodically(cleanup_interval_ms),
-                                                               name="abort-timed-out-transactions")
+    def start(self, cleanup_interval_ms: int, expiration_ms: int = 604800000,
+              expiration_interval_ms: int = 3600000) -> None:
+        loop = asyncio.get_running_loop()
+        self._periodic = [
+            loop.create_task(self._every(cleanup_interval_ms, self.txns.abort_timed_out),
+                             name="abort-timed-out-transactions"),
+            loop.create_task(self._every(expiration_interval_ms, lambda: self.txns.expire_ids(expiration_ms)),
+                             name="expire-transactional-ids")]
 
-    async def _abort_periodically(self, interval_ms: int) -> None:
+    async def _every(self, interval_ms: int, work) -> None:
         while True:
             await asyncio.sleep(interval_ms / 1000)
             try:
-                await self.txns.abort_timed_out()
+                await work()
             except Exception as exc:  # the next pass tries again
                 if self._log is not None:
-                    self._log.exception("aborting timed-out transactions failed", error=repr(exc))
+                    self._log.exception("transaction coordinator housekeeping failed", error=repr(exc))
 
     async def close(self) -> None:
-        if self._timeouts is not None:
-            self._timeouts.cancel()
-            await asyncio.gather(self._timeouts, return_exceptions=True)
+        for task in self._periodic:
+            task.cancel()
+        await asyncio.gather(*self._periodic, return_exceptions=True)
         await self.loads.close()
         await self.txns.close()

@@ -167,3 +167,23 @@ def test_loading_completes_a_transaction_left_in_prepare_commit():
         assert again.txns == {}
         await again.close()
     asyncio.run(body())
+
+
+def test_idle_ids_expire_with_a_tombstone_but_not_an_open_transaction():
+    async def body():
+        log = Log()
+        tc = _coordinator(log)
+        await tc.init_producer_id("idle", 1000)
+        await tc.init_producer_id("busy", 1000)
+        await tc.add_partitions("busy", 1001, 0, {("t", 0)})
+        later = max(m.update_ms for m in tc.txns.values()) + 5000
+        assert await tc.expire_ids(10000, later) == 0
+        assert await tc.expire_ids(5000, later) == 1
+        assert list(tc.txns) == ["busy"]
+        assert log.records[-1] == (encode_key("idle"), None)
+        replayed = _coordinator()
+        for k, v in log.records:
+            replayed.replay(k, v)
+        assert list(replayed.txns) == ["busy"]
+        await tc.close()
+    asyncio.run(body())
