@@ -16,7 +16,7 @@ from coordinator.group.config import GroupConfig
 from coordinator.runtime import GROUP_METADATA_TOPIC, CoordinatorRuntime
 from model.errors import ErrorCode
 from storage.batch import iter_headers
-from storage.records import Record, build, decode
+from storage.records import Record, build, control_type, decode
 
 from .group_metrics import GroupMetrics
 from .txn_coordinator import TxnCoordinator
@@ -37,7 +37,9 @@ class ReplicaHost:
         p = self._replicas.partitions.get((topic, partition))
         return p.leader_epoch if p is not None and p.is_leader else None
 
-    def records(self, topic: str, partition: int) -> Iterable[tuple[bytes | None, bytes | None]]:
+    def records(self, topic: str, partition: int) -> Iterable[tuple]:
+        """(key, value, producer id, marker) of every record: producer id -1 outside transactions,
+        marker True/False for a COMMIT/ABORT control record (key and value None), else None."""
         p = self._replicas.partitions.get((topic, partition))
         if p is None:
             return
@@ -48,16 +50,26 @@ class ReplicaHost:
             if not buf:
                 return
             for header in iter_headers(buf):
-                if not header.is_control:
+                pid = header.producer_id if header.is_transactional else -1
+                if header.is_control:
+                    kind = control_type(buf, header)
+                    if kind is not None:
+                        yield None, None, pid, kind == 1
+                else:
                     for record in decode(buf, header):
-                        yield record.key, record.value
+                        yield record.key, record.value, pid, None
                 position = header.next_offset
         return
 
-    async def append(self, topic: str, partition: int, records, timeout_ms: int) -> ErrorCode:
+    async def append(self, topic: str, partition: int, records, timeout_ms: int,
+                     producer: tuple[int, int] | None = None) -> ErrorCode:
+        """acks=all; `producer` (id, epoch): a transactional batch (TxnOffsetCommit's offsets)."""
         now = int(time.time() * 1000)
-        batch = bytes(build([Record(i, now, k, v, []) for i, (k, v) in enumerate(records)], 0))
-        results = await self._replicas.append_records({(topic, partition): batch}, -1, timeout_ms)
+        pid, epoch = producer if producer is not None else (-1, -1)
+        batch = bytes(build([Record(i, now, k, v, []) for i, (k, v) in enumerate(records)], 0,
+                            transactional=producer is not None, producer_id=pid, producer_epoch=epoch))
+        results = await self._replicas.append_records({(topic, partition): batch}, -1, timeout_ms,
+                                                      origin="client" if producer is None else "coordinator")
         return results[(topic, partition)].error
 
 

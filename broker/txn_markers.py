@@ -41,7 +41,8 @@ async def write_markers(broker: "Broker", producer_id: int, epoch: int, commit: 
     groups = getattr(broker, "coordinators", None)
     for (topic, index), code in results.items():
         if topic == GROUP_METADATA_TOPIC and code == ErrorCode.none and groups is not None:
-            await groups.groups.complete_txn_offsets(producer_id, commit, groups.runtime.partition_of, index)
+            groups.groups.complete_txn_offsets(producer_id, commit,
+                                               lambda g, i=index: groups.runtime.partition_of(g) == i)
     return results
 
 

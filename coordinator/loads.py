@@ -3,7 +3,7 @@ coordinator (__consumer_offsets) and the transaction coordinator (__transaction_
 (Kafka's CoordinatorRuntime scheduleLoadOperation / scheduleUnloadOperation).
 
 - `became_leader(p, epoch)`: the partition is LOADING (COORDINATOR_LOAD_IN_PROGRESS) while its
-  log is replayed from the log start to the log end (`replay(key, value)` per record, yielding to
+  log is replayed from the log start to the log end (`replay(partition, *record)` per record, yielding to
   other work every 1000 records), then `on_loaded(p)` runs and it is ACTIVE.
 - `lost_leadership(p)`: the load is cancelled and `on_unload(p)` forgets its state (NOT_COORDINATOR).
 - `leads(p)`: this broker still leads p at the epoch it loaded (appends check it: NOT_COORDINATOR).
@@ -71,8 +71,8 @@ class PartitionLoads:
         count = 0
         try:
             await asyncio.sleep(0)  # let the replica manager finish becoming leader
-            for key, value in self.host.records(self.topic, partition):
-                self._replay(key, value)
+            for record in self.host.records(self.topic, partition):
+                self._replay(partition, *record)
                 count += 1
                 if count % 1000 == 0:
                     await asyncio.sleep(0)  # other partitions' requests are not held up

@@ -33,12 +33,14 @@ class PartitionHost(Protocol):
     def leader_epoch(self, topic: str, partition: int) -> int | None:
         """This broker's leader epoch for the partition, None when it does not lead it."""
 
-    def records(self, topic: str, partition: int) -> Iterable[tuple[bytes | None, bytes | None]]:
-        """Every (key, value) in the partition's log, oldest first (control batches skipped)."""
+    def records(self, topic: str, partition: int) -> Iterable[tuple]:
+        """Every record in the partition's log, oldest first: (key, value), or (key, value,
+        producer id, marker) where transactions matter (coordinator/loads.py passes either on)."""
 
     async def append(self, topic: str, partition: int, records: list[tuple[bytes, bytes | None]],
-                     timeout_ms: int) -> ErrorCode:
-        """Append with acks=all; the error the produce path answered (ErrorCode.none: replicated)."""
+                     timeout_ms: int, producer: tuple[int, int] | None = None) -> ErrorCode:
+        """Append with acks=all; the error the produce path answered (ErrorCode.none: replicated).
+        `producer` (id, epoch): one transactional batch of that producer."""
 
 
 class _GroupLog:
@@ -50,6 +52,9 @@ class _GroupLog:
     async def append(self, group_id: str, records):
         return await self._runtime.append(group_id, records)
 
+    async def append_transactional(self, group_id: str, records, producer_id: int, epoch: int):
+        return await self._runtime.append_transactional(group_id, records, producer_id, epoch)
+
 
 class CoordinatorRuntime:
     def __init__(self, host: PartitionHost, config: GroupConfig, num_partitions: int, *, log=None,
@@ -58,7 +63,7 @@ class CoordinatorRuntime:
         self.num_partitions = num_partitions
         self.commit_timeout_ms = commit_timeout_ms
         self.groups = GroupCoordinator(config, _GroupLog(self), metrics=metrics)
-        self.loads = PartitionLoads(host, GROUP_METADATA_TOPIC, self.groups.replay, self._loaded, self._unload, log=log)
+        self.loads = PartitionLoads(host, GROUP_METADATA_TOPIC, self._replay, self._loaded, self._unload, log=log)
         self.partitions = self.loads.partitions  # partition -> (state, leader epoch)
         self.load_times_ms = self.loads.load_times_ms
         self._log = log
@@ -88,6 +93,12 @@ class CoordinatorRuntime:
     def lost_leadership(self, partition: int) -> None:
         self.loads.lost_leadership(partition)
 
+    def _replay(self, partition: int, key, value, producer_id: int = -1, marker: bool | None = None) -> None:
+        if marker is not None:
+            self.groups.complete_txn_offsets(producer_id, marker, lambda g: self.partition_of(g) == partition)
+        else:
+            self.groups.replay(key, value, producer_id)
+
     def _unload(self, partition: int) -> None:
         self.groups.unload(lambda group_id: self.partition_of(group_id) != partition)
 
@@ -110,6 +121,15 @@ class CoordinatorRuntime:
             task = asyncio.get_running_loop().create_task(self._flush(partition), name=f"offsets-append-{partition}")
             self._flushers[partition] = task
         return await future
+
+    async def append_transactional(self, group_id: str, records: list[tuple[bytes, bytes | None]], producer_id: int,
+                                   epoch: int) -> ErrorCode:
+        """TxnOffsetCommit's records as their own transactional batch (never shared with others')."""
+        partition = self.partition_of(group_id)
+        if not self.loads.leads(partition):
+            return ErrorCode.not_leader_or_follower
+        return await self.host.append(GROUP_METADATA_TOPIC, partition, records, self.commit_timeout_ms,
+                                      (producer_id, epoch))
 
     async def _flush(self, partition: int) -> None:
         pending: list = []

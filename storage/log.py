@@ -170,7 +170,8 @@ class PartitionLog:
             records, self.config, self.log_end_offset, leader_epoch, now_ms, self.tp, origin
         )
         h = v.headers[0]
-        duplicate = None if h.is_control else self.producers.check(h, self.log_end_offset)
+        # sequences are a client's (ProducerAppendInfo checks them for AppendOrigin.CLIENT only)
+        duplicate = None if h.is_control or origin == "coordinator" else self.producers.check(h, self.log_end_offset)
         if duplicate is not None:
             return AppendInfo(
                 duplicate.first_offset, duplicate.last_offset,

@@ -1,6 +1,7 @@
 """TxnOffsetCommit v0-v3: offsets committed inside a transaction (KafkaApis.handleTxnOffsetCommitRequest);
-they become the group's committed offsets when the COMMIT marker reaches the group's
-__consumer_offsets partition (coordinator/group/txn_offsets.py), and are dropped on ABORT.
+appended to the group's __consumer_offsets partition as the producer's transactional batch, they
+become the group's committed offsets when the COMMIT marker reaches that partition
+(coordinator/group/txn_offsets.py), and are dropped on ABORT.
 
 Versions: v1 nothing new; v2 committed_leader_epoch; v3 (KIP-447) generation_id, member_id,
 group_instance_id, flexible. Sent to the group coordinator.
@@ -44,8 +45,8 @@ async def handle(ctx, request):
         p.committed_offset, p.committed_leader_epoch if version >= 2 else -1, p.committed_metadata))
     if wanted:
         v3 = version >= 3
-        results.update(groups(ctx).txn_commit_offsets(
-            request.group_id, request.producer_id, request.member_id if v3 else "",
+        results.update(await groups(ctx).txn_commit_offsets(
+            request.group_id, request.producer_id, request.producer_epoch, request.member_id if v3 else "",
             request.group_instance_id if v3 else None, request.generation_id if v3 else -1, wanted))
     return _answer(version, results, order)
 

@@ -1,19 +1,20 @@
-"""Transactional offset commits (KIP-98, KIP-447): TxnOffsetCommit's offsets wait, per producer id,
-until the transaction's marker reaches the group's __consumer_offsets partition; a COMMIT makes
-them the group's committed offsets, an ABORT drops them (GroupMetadata.prepareTxnOffsetCommit /
-completePendingTxnOffsetCommit).
+"""Transactional offset commits (KIP-98, KIP-447; GroupMetadataManager.storeOffsets with a producer
+id, GroupMetadata.prepareTxnOffsetCommit / completePendingTxnOffsetCommit).
 
-Where fauxka differs: Kafka appends the pending offsets to __consumer_offsets at TxnOffsetCommit
-time inside the transaction; here they are kept in the coordinator's memory and appended (acks=all)
-when the COMMIT marker arrives, so a group coordinator that moves between TxnOffsetCommit and
-EndTxn loses them (the transaction's records still commit).
+TxnOffsetCommit appends the offsets to the group's __consumer_offsets partition as a transactional
+batch of the producer (acks=all) and keeps them pending; when the transaction's marker is written
+to that partition (WriteTxnMarkers), a COMMIT makes them the group's committed offsets and an
+ABORT drops them. Loading a partition replays the same: transactional offset records wait for
+their producer's marker in the log, and those still without one stay pending.
 """
 
 from typing import Callable
 
 from model.errors import ErrorCode
 
-from .state import Group, GroupState
+from .records import OffsetKey, OffsetValue, encode_key, encode_offset_value
+from .rebalance import now_ms, store_error
+from .state import CommittedOffset, Group, GroupState
 
 TopicPartition = tuple[str, int]
 
@@ -22,15 +23,15 @@ class TxnOffsets:
     groups: dict[str, Group]
 
     @property
-    def pending_txn_offsets(self) -> dict[int, dict[str, dict]]:
-        """producer id -> group id -> {partition: OffsetRequest}."""
+    def pending_txn_offsets(self) -> dict[int, dict[str, dict[TopicPartition, CommittedOffset]]]:
+        """producer id -> group id -> {partition: offset} waiting for the transaction's marker."""
         pending = self.__dict__.get("_pending_txn")
         if pending is None:
             pending = self.__dict__["_pending_txn"] = {}
         return pending
 
-    def txn_commit_offsets(self, group_id: str, producer_id: int, member_id: str, instance_id: str | None,
-                           generation: int, offsets: dict) -> dict[TopicPartition, ErrorCode]:
+    async def txn_commit_offsets(self, group_id: str, producer_id: int, epoch: int, member_id: str,
+                                 instance_id: str | None, generation: int, offsets: dict) -> dict[TopicPartition, ErrorCode]:
         """TxnOffsetCommit (handleTxnCommitOffsets): v3's member fields are checked like OffsetCommit's
         when the group is known and the generation given."""
         def all_(code):
@@ -47,35 +48,46 @@ class TxnOffsets:
                 return all_(ErrorCode.unknown_member_id)
             if generation != group.generation:
                 return all_(ErrorCode.illegal_generation)
-        results = {}
-        accepted = {}
+        results: dict[TopicPartition, ErrorCode] = {}
+        accepted: dict[TopicPartition, CommittedOffset] = {}
+        now = now_ms()
         for tp, req in offsets.items():
             if len((req.metadata or "").encode()) > self.config.offset_metadata_max_bytes:
                 results[tp] = ErrorCode.offset_metadata_too_large
             else:
-                accepted[tp] = req
-                results[tp] = ErrorCode.none
-        self.pending_txn_offsets.setdefault(producer_id, {}).setdefault(group_id, {}).update(accepted)
+                accepted[tp] = CommittedOffset(req.offset, req.leader_epoch, req.metadata or "", now, -1)
+        if accepted:
+            records = [(encode_key(OffsetKey(group_id, t, p)),
+                        encode_offset_value(OffsetValue(c.offset, c.leader_epoch, c.metadata, c.commit_timestamp)))
+                       for (t, p), c in accepted.items()]
+            code = store_error(await self.log.append_transactional(group_id, records, producer_id, epoch))
+            if code == ErrorCode.none:
+                self.pending_txn_offsets.setdefault(producer_id, {}).setdefault(group_id, {}).update(accepted)
+            results.update(dict.fromkeys(accepted, code))
         return results
 
     def pending_txn_partitions(self, group_id: str) -> set[TopicPartition]:
         """OffsetFetch with require_stable (KIP-447): these answer UNSTABLE_OFFSET_COMMIT."""
         return {tp for by_group in self.pending_txn_offsets.values() for tp in by_group.get(group_id, ())}
 
-    async def complete_txn_offsets(self, producer_id: int, commit: bool, partition_of: Callable[[str], int],
-                                   partition: int) -> None:
-        """The marker reached __consumer_offsets partition `partition`: its groups' pending offsets
-        of this producer become committed (COMMIT) or are dropped (ABORT)."""
+    def replay_txn_offset(self, producer_id: int, key: OffsetKey, value: CommittedOffset) -> None:
+        self.pending_txn_offsets.setdefault(producer_id, {}).setdefault(key.group, {})[(key.topic, key.partition)] = value
+
+    def complete_txn_offsets(self, producer_id: int, commit: bool, in_partition: Callable[[str], bool]) -> None:
+        """The producer's marker is in the groups' partition (written, or replayed): its pending
+        offsets of the groups `in_partition` become committed (COMMIT) or are dropped (ABORT)."""
         by_group = self.pending_txn_offsets.get(producer_id)
         if not by_group:
             return
-        for group_id in [g for g in by_group if partition_of(g) == partition]:
+        for group_id in [g for g in by_group if in_partition(g)]:
             offsets = by_group.pop(group_id)
-            if not commit or not offsets:
+            if not commit:
                 continue
             group = self.groups.get(group_id)
             if group is None:
                 group = self.groups[group_id] = Group(group_id)
-            await self._store_offsets(group, offsets)
+            group.offsets.update(offsets)
+            if self.metrics is not None:
+                self.metrics.commits(len(offsets))
         if not by_group:
             self.pending_txn_offsets.pop(producer_id, None)

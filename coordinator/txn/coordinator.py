@@ -245,8 +245,8 @@ class TransactionCoordinator:
         return len(doomed)
 
     # --- loading --------------------------------------------------------------------------------------
-    def replay(self, key: bytes | None, value: bytes | None) -> None:
-        if key is None:
+    def replay(self, key: bytes | None, value: bytes | None, producer_id: int = -1, marker: bool | None = None) -> None:
+        if key is None or marker is not None:
             return
         transactional_id = decode_key(key)
         if transactional_id is None:

@@ -32,7 +32,7 @@ class TxnRuntime:
         self.append_timeout_ms = append_timeout_ms
         self.txns = TransactionCoordinator(self, allocate_producer_id, send_markers, max_timeout_ms=max_timeout_ms,
                                            logger=log)
-        self.loads = PartitionLoads(host, TRANSACTION_STATE_TOPIC, self.txns.replay, self._loaded, self._unload, log=log)
+        self.loads = PartitionLoads(host, TRANSACTION_STATE_TOPIC, lambda _p, *record: self.txns.replay(*record), self._loaded, self._unload, log=log)
         self.partitions = self.loads.partitions  # partition -> (state, leader epoch)
         self._log = log
         self._periodic: list[asyncio.Task] = []

@@ -6,6 +6,8 @@ import asyncio
 from coordinator.group.config import GroupConfig
 from coordinator.group.coordinator import GroupCoordinator, OffsetRequest
 from coordinator.group.partitioner import partition_for
+from coordinator.group.records import OffsetKey, OffsetValue, encode_key, encode_offset_value
+from coordinator.runtime import CoordinatorRuntime
 from coordinator.txn.runtime import TxnRuntime
 from coordinator.txn.state import TxnState
 from model.errors import ErrorCode
@@ -62,27 +64,53 @@ def test_transactional_offsets_become_visible_only_on_commit():
     async def body():
         host = Host()
         gc = GroupCoordinator(GroupConfig(), _GroupLog(host))
-        part = partition_for("g", 50)
+        mine = partition_for("g", 50)
         offsets = {("t", 0): OffsetRequest(5), ("t", 1): OffsetRequest(9)}
-        assert gc.txn_commit_offsets("g", 11, "", None, -1, offsets) == dict.fromkeys(offsets, ErrorCode.none)
+        assert await gc.txn_commit_offsets("g", 11, 2, "", None, -1, offsets) == dict.fromkeys(offsets, ErrorCode.none)
+        assert host.transactional == [(11, 2, 2)]  # one transactional batch of the producer, two records
         assert gc.fetch_offsets("g", [("t", 0)]) == {("t", 0): None}
         assert gc.pending_txn_partitions("g") == {("t", 0), ("t", 1)}
-        await gc.complete_txn_offsets(11, False, lambda g: partition_for(g, 50), part)  # ABORT
+        gc.complete_txn_offsets(11, False, lambda g: partition_for(g, 50) == mine)  # ABORT
         assert gc.pending_txn_partitions("g") == set() and gc.fetch_offsets("g", [("t", 0)]) == {("t", 0): None}
-        gc.txn_commit_offsets("g", 11, "", None, -1, offsets)
-        await gc.complete_txn_offsets(11, True, lambda g: partition_for(g, 50), (part + 1) % 50)  # another partition
+        await gc.txn_commit_offsets("g", 11, 2, "", None, -1, offsets)
+        gc.complete_txn_offsets(11, True, lambda g: False)  # another partition's marker
         assert gc.pending_txn_partitions("g") == {("t", 0), ("t", 1)}
-        await gc.complete_txn_offsets(11, True, lambda g: partition_for(g, 50), part)
+        gc.complete_txn_offsets(11, True, lambda g: partition_for(g, 50) == mine)
         assert gc.fetch_offsets("g", [("t", 0)])[("t", 0)].offset == 5
-        assert len(host.logs[0]) == 2  # appended as ordinary offset commits once committed
-        assert gc.txn_commit_offsets("", 11, "", None, -1, offsets) == dict.fromkeys(offsets, ErrorCode.invalid_group_id)
+        assert await gc.txn_commit_offsets("", 11, 2, "", None, -1, offsets) == dict.fromkeys(
+            offsets, ErrorCode.invalid_group_id)
         gc.close()
+    asyncio.run(body())
+
+
+def test_loading_replays_transactional_offsets_until_their_markers():
+    async def body():
+        host = Host()
+        rt = CoordinatorRuntime(host, GroupConfig(), 1)
+        key = encode_key(OffsetKey("g", "t", 0))
+        host.epochs[0] = 1
+        host.logs[0] = [(key, encode_offset_value(OffsetValue(3))),
+                        (key, encode_offset_value(OffsetValue(7)), 21, None), (None, None, 21, True),
+                        (encode_key(OffsetKey("g", "t", 1)), encode_offset_value(OffsetValue(8)), 22, None),
+                        (None, None, 22, False),
+                        (encode_key(OffsetKey("g", "t", 2)), encode_offset_value(OffsetValue(9)), 23, None)]
+        rt.became_leader(0, 1)
+        await asyncio.sleep(0.01)
+        offsets = rt.groups.fetch_offsets("g", None)
+        assert {tp: c.offset for tp, c in offsets.items()} == {("t", 0): 7}  # committed; aborted; still open
+        assert rt.groups.pending_txn_partitions("g") == {("t", 2)}
+        await rt.close()
     asyncio.run(body())
 
 
 class _GroupLog:
     def __init__(self, host):
         self.host = host
+        host.transactional = []
 
     async def append(self, group_id, records):
+        return await self.host.append("__consumer_offsets", 0, records, 1000)
+
+    async def append_transactional(self, group_id, records, producer_id, epoch):
+        self.host.transactional.append((producer_id, epoch, len(records)))
         return await self.host.append("__consumer_offsets", 0, records, 1000)
