@@ -100,3 +100,34 @@ def test_partition_leader_killed_with_an_open_transaction(make_cluster):
         wait_for(lambda i=i: c.get_watermark_offsets(TopicPartition(topic, i), timeout=10, cached=False)[1] == 4,
                  20, what=f"LSO of partition {i}")
     c.close()
+
+
+def test_group_coordinator_killed_between_send_offsets_and_commit(make_cluster):
+    from confluent_kafka import Consumer, Producer, TopicPartition
+    cluster = make_cluster(3, OVERRIDES)
+    source, sink, group = _setup(cluster), _setup(cluster), unique("g")
+    plain = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all"})
+    for i in range(6):
+        plain.produce(source, f"s{i}".encode(), partition=i % PARTITIONS)
+    assert plain.flush(30) == 0
+
+    def group_coordinator():
+        r = send(cluster.bootstrap.split(",")[0], 10, 3, {"key": group, "key_type": 0})
+        return int(r.node_id) if int(r.error_code) == 0 else None
+    victim = wait_for(group_coordinator, 30, 0.2, "the group coordinator")
+    tid = next(t for t in (unique("tid") for _ in range(50)) if _coordinator(cluster, t) != victim)
+    consumer = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": group, "enable.auto.commit": False})
+    p = _producer(cluster, tid)
+    p.begin_transaction()
+    p.produce(sink, b"out", partition=0)
+    p.send_offsets_to_transaction([TopicPartition(source, i, 2) for i in range(PARTITIONS)],
+                                  consumer.consumer_group_metadata(), 30)
+    cluster.brokers[victim].signal(signal.SIGKILL)  # the offsets are in __consumer_offsets, uncommitted
+    p.commit_transaction(60)  # the marker reaches the partition's new leader, which replayed them
+
+    def committed():
+        got = consumer.committed([TopicPartition(source, i) for i in range(PARTITIONS)], timeout=5)
+        return sorted(tp.offset for tp in got) == [2] * PARTITIONS
+    wait_for(committed, 40, 0.5, "the transaction's offsets committed at the new group coordinator")
+    consumer.close()
+    assert _read_committed(cluster, sink, 1) == [b"out"]
