@@ -48,3 +48,8 @@ async def handle(ctx, request):
         "throttle_time": 0, "error_code": error, "producer_id": producer_id,
         "producer_epoch": epoch if error == ErrorCode.none else -1,
     })
+
+
+def error_response(request, code):
+    return build(response_schema(_KEY, request.version), {
+        "throttle_time": 0, "error_code": code, "producer_id": -1, "producer_epoch": -1})
