@@ -141,11 +141,7 @@ class Coordinators:
                 self._spawn(self.groups.remove_topic_offsets(topic))  # deleting a topic removes its offsets
 
     def _apply(self, index: int) -> None:
-        p = self._broker.replicas.partitions.get((GROUP_METADATA_TOPIC, index))
-        if p is not None and p.is_leader:
-            self.runtime.became_leader(index, p.leader_epoch)
-        else:
-            self.runtime.lost_leadership(index)
+        self.runtime.loads.follow(index, self._broker.replicas.partitions.get((GROUP_METADATA_TOPIC, index)))
 
     # --- __consumer_offsets ------------------------------------------------------------------------------
     def offsets_topic_spec(self) -> tuple[int, int, dict[str, str]]:

@@ -63,11 +63,7 @@ class TxnCoordinator:
                 self._apply(index)
 
     def _apply(self, index: int) -> None:
-        p = self._broker.replicas.partitions.get((TRANSACTION_STATE_TOPIC, index))
-        if p is not None and p.is_leader:
-            self.runtime.became_leader(index, p.leader_epoch)
-        else:
-            self.runtime.lost_leadership(index)
+        self.runtime.loads.follow(index, self._broker.replicas.partitions.get((TRANSACTION_STATE_TOPIC, index)))
 
     def topic_spec(self) -> tuple[int, int, dict[str, str]]:
         """(partitions, replication factor, configs) as TransactionStateManager.transactionTopicConfigs."""

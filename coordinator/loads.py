@@ -43,6 +43,13 @@ class PartitionLoads:
         state = self.partitions.get(partition)
         return state is not None and self.host.leader_epoch(self.topic, partition) == state[1]
 
+    def follow(self, partition: int, replica) -> None:
+        """The replica manager's partition (None: not held here) decides: load it or forget it."""
+        if replica is not None and replica.is_leader:
+            self.became_leader(partition, replica.leader_epoch)
+        else:
+            self.lost_leadership(partition)
+
     def became_leader(self, partition: int, epoch: int) -> None:
         current = self.partitions.get(partition)
         if current is not None and current[1] == epoch:
