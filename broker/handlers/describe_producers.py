@@ -3,7 +3,7 @@ this broker leads (KafkaApis.handleDescribeProducersRequest, ReplicaManager.acti
 
 Per partition: TOPIC_AUTHORIZATION_FAILED without READ on the Topic, UNKNOWN_TOPIC_OR_PARTITION,
 NOT_LEADER_OR_FOLLOWER on a follower. Each producer: its epoch, last sequence and timestamp,
-coordinator epoch (-1: fauxka's partitions do not keep it) and the first offset of its ongoing
+coordinator epoch (of its last marker, -1 before one) and the first offset of its ongoing
 transaction (-1 when none).
 """
 
@@ -27,7 +27,7 @@ def _partition(ctx, topic: str, index: int, authorized: bool) -> dict:
         return {**out, "error_code": exc.code}
     out["active_producers"] = [
         {"producer_id": e.producer_id, "producer_epoch": e.epoch, "last_sequence": e.last_seq,
-         "last_timestamp": e.last_timestamp, "coordinator_epoch": -1,
+         "last_timestamp": e.last_timestamp, "coordinator_epoch": e.coordinator_epoch,
          "current_txn_start_offset": -1 if e.txn_first_offset is None else e.txn_first_offset}
         for e in log.producers.producers.values()]
     return out
