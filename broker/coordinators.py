@@ -18,6 +18,7 @@ from model.errors import ErrorCode
 from storage.batch import iter_headers
 from storage.records import Record, build, control_type, decode
 
+from .auto_create import internal_topic_spec
 from .group_metrics import GroupMetrics
 from .txn_coordinator import TxnCoordinator
 
@@ -146,9 +147,7 @@ class Coordinators:
     # --- __consumer_offsets ------------------------------------------------------------------------------
     def offsets_topic_spec(self) -> tuple[int, int, dict[str, str]]:
         """(partitions, replication factor, configs) as Kafka's GroupCoordinator.offsetsTopicConfigs."""
-        config = self._broker.config
-        live = max(len(self._broker.cache.brokers), 1)
-        replication = min(config["offsets.topic.replication.factor"], live)
-        return (config["offsets.topic.num.partitions"], replication, {
-            "cleanup.policy": "compact", "compression.type": "producer",
-            "segment.bytes": str(config["offsets.topic.segment.bytes"])})
+        segment = str(self._broker.config["offsets.topic.segment.bytes"])
+        return internal_topic_spec(self._broker, "offsets.topic.num.partitions", "offsets.topic.replication.factor",
+                                   lambda _r: {"cleanup.policy": "compact", "compression.type": "producer",
+                                               "segment.bytes": segment})

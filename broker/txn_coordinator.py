@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from coordinator.txn.runtime import TRANSACTION_STATE_TOPIC, TxnRuntime
 
+from .auto_create import internal_topic_spec
 from .txn_markers import MarkerSender
 
 if TYPE_CHECKING:
@@ -66,13 +67,12 @@ class TxnCoordinator:
         self.runtime.loads.follow(index, self._broker.replicas.partitions.get((TRANSACTION_STATE_TOPIC, index)))
 
     def topic_spec(self) -> tuple[int, int, dict[str, str]]:
-        """(partitions, replication factor, configs) as TransactionStateManager.transactionTopicConfigs."""
+        """(partitions, replication factor, configs) as TransactionStateManager.transactionTopicConfigs;
+        min.insync.replicas capped by the replication factor (Kafka keeps 2, which one broker cannot meet)."""
         config = self._broker.config
-        live = max(len(self._broker.cache.brokers), 1)
-        replication = min(config["transaction.state.log.replication.factor"], live)
-        return (config["transaction.state.log.num.partitions"], replication, {
-            "cleanup.policy": "compact", "compression.type": "uncompressed", "unclean.leader.election.enable": "false",
-            # capped by the replication factor (Kafka keeps 2, which a one-broker cluster cannot meet)
-            "min.insync.replicas": str(min(config["transaction.state.log.min.isr"], replication)),
-            "segment.bytes": str(config["transaction.state.log.segment.bytes"])})
-
+        return internal_topic_spec(self._broker, "transaction.state.log.num.partitions",
+                                   "transaction.state.log.replication.factor", lambda replication: {
+                                       "cleanup.policy": "compact", "compression.type": "uncompressed",
+                                       "unclean.leader.election.enable": "false",
+                                       "min.insync.replicas": str(min(config["transaction.state.log.min.isr"], replication)),
+                                       "segment.bytes": str(config["transaction.state.log.segment.bytes"])})
