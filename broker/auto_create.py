@@ -26,6 +26,13 @@ if TYPE_CHECKING:
 _CREATE_TOPICS_VERSION = 7
 
 
+def internal_topic_spec(broker, partitions_key: str, replication_key: str, configs) -> tuple[int, int, dict[str, str]]:
+    """(partitions, replication factor, configs(replication)) of an internal topic created on first
+    need, its replication factor capped by the live brokers (Kafka refuses until enough are alive)."""
+    replication = min(broker.config[replication_key], max(len(broker.cache.brokers), 1))
+    return broker.config[partitions_key], replication, configs(replication)
+
+
 def _broker_principal(broker) -> str:
     """The principal this broker has on the inter-broker listener (User:ANONYMOUS over PLAINTEXT)."""
     credentials = inter_broker_credentials(broker.config)

@@ -16,9 +16,11 @@ from coordinator.group.config import GroupConfig
 from coordinator.runtime import GROUP_METADATA_TOPIC, CoordinatorRuntime
 from model.errors import ErrorCode
 from storage.batch import iter_headers
-from storage.records import Record, build, decode
+from storage.records import Record, build, control_type, decode
 
+from .auto_create import internal_topic_spec
 from .group_metrics import GroupMetrics
+from .txn_coordinator import TxnCoordinator
 
 if TYPE_CHECKING:
     from .app import Broker
@@ -36,7 +38,9 @@ class ReplicaHost:
         p = self._replicas.partitions.get((topic, partition))
         return p.leader_epoch if p is not None and p.is_leader else None
 
-    def records(self, topic: str, partition: int) -> Iterable[tuple[bytes | None, bytes | None]]:
+    def records(self, topic: str, partition: int) -> Iterable[tuple]:
+        """(key, value, producer id, marker) of every record: producer id -1 outside transactions,
+        marker True/False for a COMMIT/ABORT control record (key and value None), else None."""
         p = self._replicas.partitions.get((topic, partition))
         if p is None:
             return
@@ -47,16 +51,26 @@ class ReplicaHost:
             if not buf:
                 return
             for header in iter_headers(buf):
-                if not header.is_control:
+                pid = header.producer_id if header.is_transactional else -1
+                if header.is_control:
+                    kind = control_type(buf, header)
+                    if kind is not None:
+                        yield None, None, pid, kind == 1
+                else:
                     for record in decode(buf, header):
-                        yield record.key, record.value
+                        yield record.key, record.value, pid, None
                 position = header.next_offset
         return
 
-    async def append(self, topic: str, partition: int, records, timeout_ms: int) -> ErrorCode:
+    async def append(self, topic: str, partition: int, records, timeout_ms: int,
+                     producer: tuple[int, int] | None = None) -> ErrorCode:
+        """acks=all; `producer` (id, epoch): a transactional batch (TxnOffsetCommit's offsets)."""
         now = int(time.time() * 1000)
-        batch = bytes(build([Record(i, now, k, v, []) for i, (k, v) in enumerate(records)], 0))
-        results = await self._replicas.append_records({(topic, partition): batch}, -1, timeout_ms)
+        pid, epoch = producer if producer is not None else (-1, -1)
+        batch = bytes(build([Record(i, now, k, v, []) for i, (k, v) in enumerate(records)], 0,
+                            transactional=producer is not None, producer_id=pid, producer_epoch=epoch))
+        results = await self._replicas.append_records({(topic, partition): batch}, -1, timeout_ms,
+                                                      origin="client" if producer is None else "coordinator")
         return results[(topic, partition)].error
 
 
@@ -70,6 +84,7 @@ class Coordinators:
                                           log=broker.log.bind(component="groups"),
                                           commit_timeout_ms=config["offsets.commit.timeout.ms"], metrics=self.metrics)
         self.groups = self.runtime.groups
+        self.txn = TxnCoordinator(broker, self.runtime.host)  # the transaction coordinator role
         self._unsubscribe = None
         self._tasks: set[asyncio.Task] = set()
 
@@ -81,6 +96,7 @@ class Coordinators:
             if topic == GROUP_METADATA_TOPIC:
                 self._apply(index)
         self.runtime.start(self.config.offsets_retention_check_interval_ms)
+        self.txn.start()
 
     async def stop(self) -> None:
         if self._unsubscribe is not None:
@@ -88,6 +104,7 @@ class Coordinators:
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.txn.stop()
         await self.runtime.close()
 
     def _spawn(self, coro) -> None:
@@ -96,7 +113,7 @@ class Coordinators:
         task.add_done_callback(self._tasks.discard)
 
     def owns(self, role, key: str) -> bool:
-        return self.runtime.owns(role, key)
+        return self.runtime.owns(role, key) and self.txn.runtime.owns(role, key)
 
     def status(self, group_id: str) -> ErrorCode:
         return self.runtime.status(group_id)
@@ -125,18 +142,12 @@ class Coordinators:
                 self._spawn(self.groups.remove_topic_offsets(topic))  # deleting a topic removes its offsets
 
     def _apply(self, index: int) -> None:
-        p = self._broker.replicas.partitions.get((GROUP_METADATA_TOPIC, index))
-        if p is not None and p.is_leader:
-            self.runtime.became_leader(index, p.leader_epoch)
-        else:
-            self.runtime.lost_leadership(index)
+        self.runtime.loads.follow(index, self._broker.replicas.partitions.get((GROUP_METADATA_TOPIC, index)))
 
     # --- __consumer_offsets ------------------------------------------------------------------------------
     def offsets_topic_spec(self) -> tuple[int, int, dict[str, str]]:
         """(partitions, replication factor, configs) as Kafka's GroupCoordinator.offsetsTopicConfigs."""
-        config = self._broker.config
-        live = max(len(self._broker.cache.brokers), 1)
-        replication = min(config["offsets.topic.replication.factor"], live)
-        return (config["offsets.topic.num.partitions"], replication, {
-            "cleanup.policy": "compact", "compression.type": "producer",
-            "segment.bytes": str(config["offsets.topic.segment.bytes"])})
+        segment = str(self._broker.config["offsets.topic.segment.bytes"])
+        return internal_topic_spec(self._broker, "offsets.topic.num.partitions", "offsets.topic.replication.factor",
+                                   lambda _r: {"cleanup.policy": "compact", "compression.type": "producer",
+                                               "segment.bytes": segment})

@@ -11,8 +11,6 @@ loading/unloading plus CoordinatorRuntime's shape in 3.9).
 """
 
 import asyncio
-import enum
-import time
 from typing import Iterable, Protocol
 
 from model.errors import ErrorCode
@@ -20,6 +18,9 @@ from model.errors import ErrorCode
 from .group.config import GroupConfig
 from .group.coordinator import GroupCoordinator
 from .group.partitioner import partition_for
+from .loads import Load, PartitionLoads
+
+__all__ = ["CoordinatorRuntime", "Load", "PartitionHost", "GROUP_METADATA_TOPIC"]
 
 GROUP_METADATA_TOPIC = "__consumer_offsets"
 GROUP_ROLE = "group_coordinator"
@@ -32,17 +33,14 @@ class PartitionHost(Protocol):
     def leader_epoch(self, topic: str, partition: int) -> int | None:
         """This broker's leader epoch for the partition, None when it does not lead it."""
 
-    def records(self, topic: str, partition: int) -> Iterable[tuple[bytes | None, bytes | None]]:
-        """Every (key, value) in the partition's log, oldest first (control batches skipped)."""
+    def records(self, topic: str, partition: int) -> Iterable[tuple]:
+        """Every record in the partition's log, oldest first: (key, value), or (key, value,
+        producer id, marker) where transactions matter (coordinator/loads.py passes either on)."""
 
     async def append(self, topic: str, partition: int, records: list[tuple[bytes, bytes | None]],
-                     timeout_ms: int) -> ErrorCode:
-        """Append with acks=all; the error the produce path answered (ErrorCode.none: replicated)."""
-
-
-class Load(enum.Enum):
-    LOADING = "loading"
-    ACTIVE = "active"
+                     timeout_ms: int, producer: tuple[int, int] | None = None) -> ErrorCode:
+        """Append with acks=all; the error the produce path answered (ErrorCode.none: replicated).
+        `producer` (id, epoch): one transactional batch of that producer."""
 
 
 class _GroupLog:
@@ -54,6 +52,9 @@ class _GroupLog:
     async def append(self, group_id: str, records):
         return await self._runtime.append(group_id, records)
 
+    async def append_transactional(self, group_id: str, records, producer_id: int, epoch: int):
+        return await self._runtime.append_transactional(group_id, records, producer_id, epoch)
+
 
 class CoordinatorRuntime:
     def __init__(self, host: PartitionHost, config: GroupConfig, num_partitions: int, *, log=None,
@@ -62,13 +63,13 @@ class CoordinatorRuntime:
         self.num_partitions = num_partitions
         self.commit_timeout_ms = commit_timeout_ms
         self.groups = GroupCoordinator(config, _GroupLog(self), metrics=metrics)
-        self.partitions: dict[int, tuple[Load, int]] = {}  # partition -> (state, leader epoch)
+        self.loads = PartitionLoads(host, GROUP_METADATA_TOPIC, self._replay, self._loaded, self._unload, log=log)
+        self.partitions = self.loads.partitions  # partition -> (state, leader epoch)
+        self.load_times_ms = self.loads.load_times_ms
         self._log = log
-        self._tasks: dict[int, asyncio.Task] = {}
         self._expiry: asyncio.Task | None = None
         self._queues: dict[int, list[tuple[list, asyncio.Future]]] = {}  # appends waiting for the next batch
         self._flushers: dict[int, asyncio.Task] = {}
-        self.load_times_ms: list[float] = []
 
     # --- dispatch ------------------------------------------------------------------------------------
     def partition_of(self, group_id: str) -> int:
@@ -83,68 +84,28 @@ class CoordinatorRuntime:
 
     def status(self, group_id: str) -> ErrorCode:
         """NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS or NONE for the group (validateGroupStatus)."""
-        state = self.partitions.get(self.partition_of(group_id))
-        if state is None:
-            return ErrorCode.not_coordinator
-        if state[0] is Load.LOADING:
-            return ErrorCode.coordinator_load_in_progress
-        return ErrorCode.none
+        return self.loads.status(self.partition_of(group_id))
 
     # --- leadership ----------------------------------------------------------------------------------
     def became_leader(self, partition: int, epoch: int) -> None:
-        current = self.partitions.get(partition)
-        if current is not None and current[1] == epoch:
-            return
-        if current is not None:
-            self._forget(partition)
-        self.partitions[partition] = (Load.LOADING, epoch)
-        self._tasks[partition] = asyncio.get_running_loop().create_task(self._load(partition, epoch),
-                                                                        name=f"load-offsets-{partition}")
+        self.loads.became_leader(partition, epoch)
 
     def lost_leadership(self, partition: int) -> None:
-        if partition in self.partitions:
-            self._forget(partition)
-            if self._log is not None:
-                self._log.info("unloaded group partition", partition=partition)
+        self.loads.lost_leadership(partition)
 
-    def _forget(self, partition: int) -> None:
-        del self.partitions[partition]
-        task = self._tasks.pop(partition, None)
-        if task is not None:
-            task.cancel()
+    def _replay(self, partition: int, key, value, producer_id: int = -1, marker: bool | None = None) -> None:
+        if marker is not None:
+            self.groups.complete_txn_offsets(producer_id, marker, lambda g: self.partition_of(g) == partition)
+        else:
+            self.groups.replay(key, value, producer_id)
+
+    def _unload(self, partition: int) -> None:
         self.groups.unload(lambda group_id: self.partition_of(group_id) != partition)
 
-    async def _load(self, partition: int, epoch: int) -> None:
-        started = time.monotonic()
-        try:
-            await asyncio.sleep(0)  # let the replica manager finish becoming leader
-            loaded = set()
-            count = 0
-            for key, value in self.host.records(GROUP_METADATA_TOPIC, partition):
-                self.groups.replay(key, value)
-                count += 1
-                if count % 1000 == 0:
-                    await asyncio.sleep(0)  # other partitions' requests are not held up
-                    if self.partitions.get(partition) != (Load.LOADING, epoch):
-                        return
-            loaded = [g for g in self.groups.groups if self.partition_of(g) == partition]
-            self.groups.loaded(loaded)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # a damaged log: stay unloaded rather than serve wrong offsets
-            if self._log is not None:
-                self._log.exception("loading group partition failed", partition=partition, error=repr(exc))
-            self.partitions.pop(partition, None)
-            return
-        finally:
-            self._tasks.pop(partition, None)
-        if self.partitions.get(partition) == (Load.LOADING, epoch):
-            self.partitions[partition] = (Load.ACTIVE, epoch)
-            elapsed = (time.monotonic() - started) * 1000
-            self.load_times_ms.append(elapsed)
-            if self._log is not None:
-                self._log.info("loaded group partition", partition=partition, epoch=epoch, records=count,
-                               groups=len(loaded), ms=round(elapsed, 1))
+    def _loaded(self, partition: int) -> dict:
+        loaded = [g for g in self.groups.groups if self.partition_of(g) == partition]
+        self.groups.loaded(loaded)
+        return {"groups": len(loaded)}
 
     # --- appends -------------------------------------------------------------------------------------
     async def append(self, group_id: str, records: list[tuple[bytes, bytes | None]]) -> ErrorCode:
@@ -152,8 +113,7 @@ class CoordinatorRuntime:
         replicated go out together in the next batch (as Kafka 3.9's CoordinatorRuntime batches
         writes), so many concurrent commits cost one acks=all round trip, not one each."""
         partition = self.partition_of(group_id)
-        state = self.partitions.get(partition)
-        if state is None or self.host.leader_epoch(GROUP_METADATA_TOPIC, partition) != state[1]:
+        if not self.loads.leads(partition):
             return ErrorCode.not_leader_or_follower
         future = asyncio.get_running_loop().create_future()
         self._queues.setdefault(partition, []).append((records, future))
@@ -161,6 +121,15 @@ class CoordinatorRuntime:
             task = asyncio.get_running_loop().create_task(self._flush(partition), name=f"offsets-append-{partition}")
             self._flushers[partition] = task
         return await future
+
+    async def append_transactional(self, group_id: str, records: list[tuple[bytes, bytes | None]], producer_id: int,
+                                   epoch: int) -> ErrorCode:
+        """TxnOffsetCommit's records as their own transactional batch (never shared with others')."""
+        partition = self.partition_of(group_id)
+        if not self.loads.leads(partition):
+            return ErrorCode.not_leader_or_follower
+        return await self.host.append(GROUP_METADATA_TOPIC, partition, records, self.commit_timeout_ms,
+                                      (producer_id, epoch))
 
     async def _flush(self, partition: int) -> None:
         pending: list = []
@@ -204,9 +173,9 @@ class CoordinatorRuntime:
                     self._log.exception("offset expiry failed", error=repr(exc))
 
     async def close(self) -> None:
-        tasks = [*self._tasks.values(), *self._flushers.values(), *([self._expiry] if self._expiry is not None else [])]
+        tasks = [*self._flushers.values(), *([self._expiry] if self._expiry is not None else [])]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        await self.loads.close()
         self.groups.close()
-        self.partitions.clear()

@@ -124,6 +124,21 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
              "How often high watermarks are written to replication-offset-checkpoint."),
         _key("log.dir", "string", "/tmp/kafka-logs", doc="Used when log.dirs is not set."),
         # The group coordinator (Kafka's GroupConfig and OffsetConfig; defaults as Kafka 3.9).
+        # The transaction coordinator (Kafka's TransactionConfig; defaults as Kafka 3.9).
+        _key("transaction.state.log.num.partitions", "int", 50, at_least(1), "Partitions of __transaction_state."),
+        _key("transaction.state.log.replication.factor", "int", 3, at_least(1),
+             "Replication factor of __transaction_state (capped by the live brokers when it is created)."),
+        _key("transaction.state.log.min.isr", "int", 2, at_least(1), "min.insync.replicas of __transaction_state."),
+        _key("transaction.state.log.segment.bytes", "int", 104857600, at_least(1),
+             "segment.bytes of __transaction_state."),
+        _key("transaction.max.timeout.ms", "int", 900000, at_least(1),
+             "Largest transaction.timeout.ms a producer may ask (INVALID_TRANSACTION_TIMEOUT above it)."),
+        _key("transaction.abort.timed.out.transaction.cleanup.interval.ms", "int", 10000, at_least(1),
+             "How often transactions past their timeout are aborted."),
+        _key("transactional.id.expiration.ms", "int", 604800000, at_least(1),
+             "An id idle this long (Empty, CompleteCommit, CompleteAbort) is removed."),
+        _key("transaction.remove.expired.transaction.cleanup.interval.ms", "int", 3600000, at_least(1),
+             "How often idle transactional ids are removed."),
         _key("offsets.topic.num.partitions", "int", 50, at_least(1), "Partitions of __consumer_offsets."),
         _key("offsets.topic.replication.factor", "int", 3, at_least(1),
              "Replication factor of __consumer_offsets (capped by the live brokers when it is created)."),
@@ -181,8 +196,6 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
                 ("socket.send.buffer.bytes", "int", 102400),
                 ("socket.receive.buffer.bytes", "int", 102400),
                 ("num.recovery.threads.per.data.dir", "int", 1),
-                ("transaction.state.log.replication.factor", "int", 3),
-                ("transaction.state.log.min.isr", "int", 2),
             )
         ),
     )

@@ -12,7 +12,6 @@ from bisect import bisect_right
 from dataclasses import dataclass
 
 from . import batch as B
-from . import records as R
 from .checkpoint import read_partition_metadata, write_partition_metadata
 from .config import LogConfig
 from .epoch_cache import EpochCache
@@ -126,7 +125,7 @@ class PartitionLog:
     def _update_producer(self, buf, h: B.BatchHeader) -> None:
         """`h.position` is relative to `buf`, which holds the whole batch."""
         if h.has_producer_id:
-            self.producers.update(h, R.control_type(buf, h) if h.is_control else None)
+            self.producers.apply(buf, h)
 
     # --- offsets -------------------------------------------------------------------------
 
@@ -165,12 +164,15 @@ class PartitionLog:
         self, records: bytes, leader_epoch: int, now_ms: int, *, origin: str = "client"
     ) -> AppendInfo:
         """Validate (Kafka's LogValidator), deduplicate (idempotence) and append a producer's
-        batch; origin "coordinator" may append control batches (transaction markers)."""
+        batch; origin "coordinator" may append control batches (transaction markers) and skips the
+        client's sequence checks (ProducerAppendInfo checks them for AppendOrigin.CLIENT only)."""
         v = validate_leader(
             records, self.config, self.log_end_offset, leader_epoch, now_ms, self.tp, origin
         )
         h = v.headers[0]
-        duplicate = None if h.is_control else self.producers.check(h, self.log_end_offset)
+        if h.is_control:
+            self.producers.check_marker(v.buffer, h)
+        duplicate = None if h.is_control or origin == "coordinator" else self.producers.check(h, self.log_end_offset)
         if duplicate is not None:
             return AppendInfo(
                 duplicate.first_offset, duplicate.last_offset,

@@ -15,6 +15,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from . import batch as B
+from . import records as R
 from .errors import ErrorCode, StorageError
 
 NUM_BATCHES_TO_RETAIN = 5
@@ -36,6 +37,7 @@ class ProducerEntry:
     batches: deque = field(default_factory=lambda: deque(maxlen=NUM_BATCHES_TO_RETAIN))
     last_timestamp: int = -1
     txn_first_offset: int | None = None
+    coordinator_epoch: int = -1  # of the last transaction marker
 
     @property
     def last_seq(self) -> int:
@@ -106,8 +108,28 @@ class ProducerState:
             )
         return None
 
-    def update(self, h: B.BatchHeader, control_type: int | None = None) -> None:
-        """Record an appended batch (leader or follower; `control_type` 0 abort / 1 commit)."""
+    def check_marker(self, buf, h: B.BatchHeader) -> None:
+        """A transaction marker from an older coordinator than the producer's last one is
+        TRANSACTION_COORDINATOR_FENCED (ProducerAppendInfo.appendEndTxnMarker)."""
+        coordinator_epoch = R.marker_coordinator_epoch(buf, h) if h.has_producer_id else None
+        entry = self.producers.get(h.producer_id)
+        if entry is not None and coordinator_epoch is not None and coordinator_epoch < entry.coordinator_epoch:
+            raise StorageError(
+                ErrorCode.transaction_coordinator_fenced,
+                f"Invalid coordinator epoch for producer {h.producer_id} in {self.tp}: {coordinator_epoch} "
+                f"(zombie), {entry.coordinator_epoch} (current)",
+            )
+
+    def apply(self, buf, h: B.BatchHeader) -> None:
+        """update() from a batch in `buf`: a marker's type and coordinator epoch come from its record."""
+        if h.is_control:
+            self.update(h, R.control_type(buf, h), R.marker_coordinator_epoch(buf, h))
+        else:
+            self.update(h)
+
+    def update(self, h: B.BatchHeader, control_type: int | None = None, coordinator_epoch: int | None = None) -> None:
+        """Record an appended batch (leader or follower; `control_type` 0 abort / 1 commit, with
+        the marker's coordinator epoch)."""
         if not h.has_producer_id:
             return
         entry = self.producers.get(h.producer_id)
@@ -118,6 +140,8 @@ class ProducerState:
             entry.batches.clear()
         entry.last_timestamp = h.max_timestamp
         if h.is_control:
+            if coordinator_epoch is not None:
+                entry.coordinator_epoch = max(entry.coordinator_epoch, coordinator_epoch)
             if entry.txn_first_offset is not None and control_type == 0:
                 self.aborted.append(AbortedTxn(h.producer_id, entry.txn_first_offset, h.last_offset))
             entry.txn_first_offset = None
@@ -134,7 +158,7 @@ class ProducerState:
         out = ProducerState(self.tp)
         out.producers = {
             pid: ProducerEntry(e.producer_id, e.epoch, deque(e.batches, maxlen=NUM_BATCHES_TO_RETAIN),
-                               e.last_timestamp, e.txn_first_offset)
+                               e.last_timestamp, e.txn_first_offset, e.coordinator_epoch)
             for pid, e in self.producers.items()
         }
         out.aborted = list(self.aborted)

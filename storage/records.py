@@ -128,6 +128,15 @@ def decode_legacy(buf) -> tuple[list[LegacyMessage], int, int]:
     return messages, codec, wrappers
 
 
+def marker_coordinator_epoch(buf, header: BatchHeader) -> int | None:
+    """A transaction marker's value: version int16, coordinator epoch int32 (EndTransactionMarker)."""
+    try:
+        value = decode(buf, header)[0].value or b""
+    except (StorageError, IndexError):
+        return None
+    return int.from_bytes(value[2:6], "big", signed=True) if len(value) >= 6 else None
+
+
 def control_type(buf, header: BatchHeader) -> int | None:
     """A control batch's record key: version int16, type int16 (0 abort, 1 commit)."""
     try:

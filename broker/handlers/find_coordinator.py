@@ -1,15 +1,18 @@
-"""FindCoordinator v0-v4: the broker leading the group's __consumer_offsets partition.
+"""FindCoordinator v0-v4: the broker leading the group's __consumer_offsets partition, or the
+transactional id's __transaction_state partition (key_type 1).
 
 v0 key only (a group); v1 adds key_type (0 group, 1 transaction), throttle time and error message;
 v3 flexible; v4 (KIP-699) batches keys and answers a list of coordinators. The first request for a
 group creates __consumer_offsets (offsets.topic.num.partitions, replication factor capped by the
 live brokers, compacted) and answers COORDINATOR_NOT_AVAILABLE until its partition has a leader,
-as Kafka's KafkaApis.getCoordinator does. Authorization: DESCRIBE on the Group
+as Kafka's KafkaApis.getCoordinator does; the first for a transactional id creates
+__transaction_state (transaction.state.log.*) the same way. Authorization: DESCRIBE on the Group
 (GROUP_AUTHORIZATION_FAILED) or on the TransactionalId (TRANSACTIONAL_ID_AUTHORIZATION_FAILED).
 """
 
 from coordinator.group.partitioner import partition_for
 from coordinator.runtime import GROUP_METADATA_TOPIC
+from coordinator.txn.runtime import TRANSACTION_STATE_TOPIC
 from model.errors import ErrorCode
 
 from ..protocol.build import build
@@ -32,18 +35,20 @@ def _find(ctx, key: str, key_type: int) -> dict:
     elif key_type == TRANSACTION:
         if not ctx.authorized("DESCRIBE", "TRANSACTIONAL_ID", key):
             return {**none, "error_code": ErrorCode.transactional_id_authorization_failed}
-        return {**none, "error_code": ErrorCode.coordinator_not_available}  # no transaction coordinator yet
     else:
         return {**none, "error_code": ErrorCode.invalid_request}
     if not key:
         return {**none, "error_code": ErrorCode.invalid_request}
     cache = ctx.cache
-    assignment = cache.topics.get(GROUP_METADATA_TOPIC)
+    coordinators = ctx.broker.coordinators
+    topic = GROUP_METADATA_TOPIC if key_type == GROUP else TRANSACTION_STATE_TOPIC
+    assignment = cache.topics.get(topic)
     if assignment is None or not assignment.partitions:
-        ctx.broker.auto_create.request([GROUP_METADATA_TOPIC], ctx, ctx.broker.coordinators.offsets_topic_spec())
+        spec = coordinators.offsets_topic_spec() if key_type == GROUP else coordinators.txn.topic_spec()
+        ctx.broker.auto_create.request([topic], ctx, spec)
         return {**none, "error_code": ErrorCode.coordinator_not_available}
     partition = partition_for(key, len(assignment.partitions))
-    state = cache.partition_states.get((GROUP_METADATA_TOPIC, partition))
+    state = cache.partition_states.get((topic, partition))
     leader = state.leader if state is not None else -1
     for broker in listener_brokers(ctx):
         if broker["node_id"] == leader:

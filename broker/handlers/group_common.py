@@ -27,3 +27,23 @@ def coordinator_error(ctx, group_id: str) -> ErrorCode | None:
 def groups(ctx):
     """The broker's GroupCoordinator."""
     return ctx.broker.coordinators.groups
+
+
+def offsets_to_commit(ctx, topics, to_request) -> tuple[dict, dict]:
+    """OffsetCommit's and TxnOffsetCommit's partition checks: READ on each Topic
+    (TOPIC_AUTHORIZATION_FAILED), a known partition (UNKNOWN_TOPIC_OR_PARTITION). Returns
+    (errors, {partition: to_request(p)} for the rest)."""
+    results: dict[tuple[str, int], ErrorCode] = {}
+    wanted: dict = {}
+    for topic in topics:
+        authorized = ctx.authorized("READ", "TOPIC", topic.name)
+        known = ctx.cache.partitions_of(topic.name)
+        for p in topic.partitions:
+            tp = (topic.name, p.partition_index)
+            if not authorized:
+                results[tp] = ErrorCode.topic_authorization_failed
+            elif p.partition_index not in known:
+                results[tp] = ErrorCode.unknown_topic_or_partition
+            else:
+                wanted[tp] = to_request(p)
+    return results, wanted

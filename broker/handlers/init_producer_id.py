@@ -1,4 +1,4 @@
-"""InitProducerId v0-v5 for idempotent producers (no transactional id).
+"""InitProducerId v0-v5: idempotent producers, and transactional ones through their coordinator.
 
 Versions: v1 nothing new; v2 flexible; v3 producer_id/producer_epoch of the caller (KIP-360,
 bumping the epoch of a transactional producer); v4 PRODUCER_FENCED replaces INVALID_PRODUCER_EPOCH
@@ -6,8 +6,8 @@ for the caller; v5 nothing new for a broker. Without a transactional id Kafka ha
 producer id with epoch 0 whatever the request carries (TransactionCoordinator.handleInitProducerId).
 Authorization: IdempotentWrite on the cluster, or Write on some topic (KIP-679), else
 CLUSTER_AUTHORIZATION_FAILED. A transactional id needs Write on it
-(TRANSACTIONAL_ID_AUTHORIZATION_FAILED); with no transaction coordinator yet it is answered
-COORDINATOR_NOT_AVAILABLE, which clients retry after FindCoordinator.
+(TRANSACTIONAL_ID_AUTHORIZATION_FAILED) and is answered by its transaction coordinator
+(coordinator/txn/coordinator.py: a new id, an epoch bump, or fencing an open transaction).
 """
 
 from model.acl_model import CLUSTER_NAME
@@ -15,17 +15,26 @@ from model.errors import ErrorCode, KafkaError
 
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from .txn_common import fenced, txn_error, txns
 
 _KEY = 22
 
 
+def coordinator_key(request) -> str | None:
+    """A transactional id's coordinator answers; an idempotent producer any broker."""
+    return request.body.transactional_id or None
+
+
 async def handle(ctx, request):
-    producer_id, error = -1, ErrorCode.none
+    producer_id, epoch, error = -1, 0, ErrorCode.none
     if request.transactional_id is not None:
-        if not ctx.authorized("WRITE", "TRANSACTIONAL_ID", request.transactional_id):
-            error = ErrorCode.transactional_id_authorization_failed
-        else:
-            error = ErrorCode.coordinator_not_available
+        error = txn_error(ctx, request.transactional_id) or ErrorCode.none
+        if error == ErrorCode.none:
+            v3 = ctx.version >= 3
+            error, producer_id, epoch = await txns(ctx).init_producer_id(
+                request.transactional_id, int(request.transaction_timeout.total_seconds() * 1000),
+                request.producer_id if v3 else -1, request.producer_epoch if v3 else -1)
+            error = fenced(error, ctx.version, 4)
     elif not (ctx.authorized("IDEMPOTENT_WRITE", "CLUSTER", CLUSTER_NAME, log_if_denied=False)
               or any(ctx.authorized("WRITE", "TOPIC", t, log_if_allowed=False, log_if_denied=False)
                      for t in ctx.cache.topics)):
@@ -37,5 +46,10 @@ async def handle(ctx, request):
             error = exc.code
     return build(response_schema(_KEY, ctx.version), {
         "throttle_time": 0, "error_code": error, "producer_id": producer_id,
-        "producer_epoch": 0 if error == ErrorCode.none else -1,
+        "producer_epoch": epoch if error == ErrorCode.none else -1,
     })
+
+
+def error_response(request, code):
+    return build(response_schema(_KEY, request.version), {
+        "throttle_time": 0, "error_code": code, "producer_id": -1, "producer_epoch": -1})

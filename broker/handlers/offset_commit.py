@@ -15,7 +15,7 @@ from model.errors import ErrorCode
 
 from ..protocol.build import build
 from ..protocol.codec import response_schema
-from .group_common import group_error, group_id_key, groups
+from .group_common import group_error, group_id_key, groups, offsets_to_commit
 
 _KEY = 8
 coordinator_key = group_id_key
@@ -39,25 +39,13 @@ async def handle(ctx, request):
     error = group_error(ctx, request.group_id)
     if error is not None:
         return _answer(version, dict.fromkeys(order, error), order)
-    results: dict[tuple[str, int], ErrorCode] = {}
-    wanted: dict[tuple[str, int], OffsetRequest] = {}
     expire = -1
     if 2 <= version <= 4:
         retention = int(request.retention_time.total_seconds() * 1000)
         expire = -1 if retention == -1 else int(time.time() * 1000) + retention
-    cache = ctx.cache
-    for topic in request.topics:
-        authorized = ctx.authorized("READ", "TOPIC", topic.name)
-        known = cache.partitions_of(topic.name)
-        for p in topic.partitions:
-            tp = (topic.name, p.partition_index)
-            if not authorized:
-                results[tp] = ErrorCode.topic_authorization_failed
-            elif p.partition_index not in known:
-                results[tp] = ErrorCode.unknown_topic_or_partition
-            else:
-                wanted[tp] = OffsetRequest(p.committed_offset, p.committed_leader_epoch if version >= 6 else -1,
-                                           p.committed_metadata, expire)
+    epoch = version >= 6
+    results, wanted = offsets_to_commit(ctx, request.topics, lambda p: OffsetRequest(
+        p.committed_offset, p.committed_leader_epoch if epoch else -1, p.committed_metadata, expire))
     if wanted:
         results.update(await groups(ctx).commit_offsets(
             request.group_id, request.member_id, request.group_instance_id if version >= 7 else None,

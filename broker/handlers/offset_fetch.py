@@ -1,8 +1,8 @@
 """OffsetFetch v1-v9 (v0 read offsets from ZooKeeper and is absent from kio).
 
 v2 top-level error_code and topics null = every committed partition; v3 throttle time;
-v5 committed_leader_epoch; v6 flexible; v7 require_stable (KIP-447: UNSTABLE_OFFSET_COMMIT while a
-transactional commit is pending; fauxka has no pending transactional offsets, so never);
+v5 committed_leader_epoch; v6 flexible; v7 require_stable (KIP-447: UNSTABLE_OFFSET_COMMIT for a partition while a
+transactional commit of it is pending, coordinator/group/txn_offsets.py);
 v8 (KIP-709) several groups per request, each checked for its own coordinator; v9 member id/epoch
 (KIP-848, ignored by classic groups). Authorization: DESCRIBE on the Group
 (GROUP_AUTHORIZATION_FAILED), DESCRIBE on each Topic (unauthorized topics are left out of an
@@ -22,12 +22,13 @@ def coordinator_key(request) -> str | None:
     return request.body.group_id if request.version < 8 else None  # v8+: checked per group below
 
 
-def _fetch(ctx, group_id: str, topics) -> tuple[ErrorCode, list[dict]]:
+def _fetch(ctx, group_id: str, topics, require_stable: bool = False) -> tuple[ErrorCode, list[dict]]:
     error = group_error(ctx, group_id, "DESCRIBE")
     if error is not None:
         return error, []
     asked = None if topics is None else [(t.name, p) for t in topics for p in t.partition_indexes]
     committed = groups(ctx).fetch_offsets(group_id, asked)
+    unstable = groups(ctx).pending_txn_partitions(group_id) if require_stable else set()
     out: dict[str, list] = {}
     allowed: dict[str, bool] = {}
     for (topic, partition), c in committed.items():
@@ -38,7 +39,7 @@ def _fetch(ctx, group_id: str, topics) -> tuple[ErrorCode, list[dict]]:
                 continue
             code = ErrorCode.topic_authorization_failed
         else:
-            code = ErrorCode.none
+            code = ErrorCode.unstable_offset_commit if (topic, partition) in unstable else ErrorCode.none
         out.setdefault(topic, []).append({
             "partition_index": partition, "error_code": code,
             "committed_offset": c.offset if c is not None and code == ErrorCode.none else -1,
@@ -61,10 +62,10 @@ async def handle(ctx, request):
     if version >= 8:
         answers = []
         for g in request.groups:
-            code, topics = _fetch(ctx, g.group_id, g.topics)
+            code, topics = _fetch(ctx, g.group_id, g.topics, request.require_stable)
             answers.append({"group_id": g.group_id, "error_code": code, "topics": topics})
         return build(response_schema(_KEY, version), {"throttle_time": 0, "groups": answers})
-    code, topics = _fetch(ctx, request.group_id, request.topics)
+    code, topics = _fetch(ctx, request.group_id, request.topics, version >= 7 and request.require_stable)
     return _single(version, code, topics, request.topics)
 
 

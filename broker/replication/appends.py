@@ -34,9 +34,10 @@ class Appender:
         self._replicas = replicas
 
     async def append_records(self, entries: dict[tuple[str, int], bytes], acks: int,
-                             timeout_ms: int) -> dict[tuple[str, int], AppendResult]:
-        """Append each partition's records; with acks=-1 wait (at most `timeout_ms`) for the ISR."""
-        results = {key: self._append(key, records, acks) for key, records in entries.items()}
+                             timeout_ms: int, origin: str = "client") -> dict[tuple[str, int], AppendResult]:
+        """Append each partition's records; with acks=-1 wait (at most `timeout_ms`) for the ISR.
+        origin "coordinator": transaction markers (WriteTxnMarkers) may be control batches."""
+        results = {key: self._append(key, records, acks, origin) for key, records in entries.items()}
         if acks != -1:
             return results
         waiting = {key: r for key, r in results.items() if r.error == ErrorCode.none}
@@ -53,7 +54,7 @@ class Appender:
                 result.base_offset = -1 if result.error != ErrorCode.not_enough_replicas_after_append else result.base_offset
         return results
 
-    def _append(self, key: tuple[str, int], records: bytes | None, acks: int) -> AppendResult:
+    def _append(self, key: tuple[str, int], records: bytes | None, acks: int, origin: str = "client") -> AppendResult:
         replicas = self._replicas
         try:
             partition = replicas.leader_partition(*key)
@@ -63,7 +64,7 @@ class Appender:
                                  f"The size of the current ISR {set(partition.isr)} is insufficient to satisfy "
                                  f"the min.isr requirement of {log.config.min_insync_replicas} for partition "
                                  f"{key[0]}-{key[1]}")
-            info = log.append_as_leader(records or b"", partition.leader_epoch, int(time.time() * 1000))
+            info = log.append_as_leader(records or b"", partition.leader_epoch, int(time.time() * 1000), origin=origin)
         except KafkaError as exc:
             return AppendResult(error=exc.code, error_message=exc.message,
                                 record_errors=list(getattr(exc, "record_errors", None) or ()))

@@ -16,6 +16,7 @@ from .rebalance import now_ms, store_error
 from .records import (GroupKey, OffsetKey, OffsetValue, decode_group_value, decode_key, decode_offset_value,
                       encode_key, encode_offset_value)
 from .state import CommittedOffset, Group, GroupState
+from .txn_offsets import TxnOffsets
 
 TopicPartition = tuple[str, int]
 
@@ -37,7 +38,7 @@ class GroupDescription:
     members: list[tuple[str, str | None, str, str, bytes, bytes]]  # id, instance, client, host, metadata, assignment
 
 
-class GroupCoordinator(GroupMembership):
+class GroupCoordinator(TxnOffsets, GroupMembership):
     # --- OffsetCommit -------------------------------------------------------------------------------
     async def commit_offsets(self, group_id: str, member_id: str, instance_id: str | None, generation: int,
                              offsets: dict[TopicPartition, OffsetRequest]) -> dict[TopicPartition, ErrorCode]:
@@ -218,13 +219,18 @@ class GroupCoordinator(GroupMembership):
         return removed
 
     # --- loading ------------------------------------------------------------------------------------
-    def replay(self, key: bytes | None, value: bytes | None) -> None:
+    def replay(self, key: bytes | None, value: bytes | None, producer_id: int = -1) -> None:
         """One record of the partition being loaded (GroupMetadataManager.doLoadGroupsAndOffsets);
-        the last record of a key wins, a tombstone removes."""
+        the last record of a key wins, a tombstone removes; a transactional offset waits for its
+        producer's marker (txn_offsets.py)."""
         if key is None:
             return
         parsed = decode_key(key)
-        if isinstance(parsed, OffsetKey):
+        if isinstance(parsed, OffsetKey) and producer_id != -1 and value is not None:
+            v = decode_offset_value(value)
+            self.replay_txn_offset(producer_id, parsed, CommittedOffset(
+                v.offset, v.leader_epoch, v.metadata, v.commit_timestamp, v.expire_timestamp))
+        elif isinstance(parsed, OffsetKey):
             group = self.groups.get(parsed.group)
             if value is None:
                 if group is not None:

@@ -121,3 +121,22 @@ def test_markers_end_transactions_and_aborts_are_listed(make_log):
     assert log.aborted_transactions(5, 9) == []
     log.truncate_to(5)  # producer state rebuilt from the log keeps the abort
     assert log.aborted_transactions(0, 5) == [(9, 0)]
+
+
+def test_a_marker_from_an_older_coordinator_is_fenced(make_log):
+    from storage.errors import ErrorCode, StorageError
+    from storage.records import Record, build, build_control_batch
+
+    log = make_log()
+    data = bytes(build([Record(0, 1, None, b"v", [])], 0, transactional=True, producer_id=9, producer_epoch=0,
+                       base_sequence=0))
+    log.append_as_leader(data, 0, 1)
+    log.append_as_leader(bytes(build_control_batch(9, 0, True, 5, 2)), 0, 2, origin="coordinator")
+    assert log.producers.last_entry(9).coordinator_epoch == 5
+    try:
+        log.append_as_leader(bytes(build_control_batch(9, 0, False, 4, 3)), 0, 3, origin="coordinator")
+        raise AssertionError("a zombie coordinator's marker was appended")
+    except StorageError as exc:
+        assert exc.code == ErrorCode.transaction_coordinator_fenced
+    log.append_as_leader(bytes(build_control_batch(9, 0, True, 5, 4)), 0, 4, origin="coordinator")  # same epoch
+    assert log.log_end_offset == 3

@@ -1,0 +1,58 @@
+"""Transactions (issue 13): transactions per second from one confluent-kafka transactional
+producer, each 10 records over 3 partitions (replication factor 3, acks=all), and the cost of
+commit_transaction in milliseconds (EndTxn's PrepareCommit replicated in __transaction_state;
+the markers follow asynchronously, as in Kafka).
+
+    .venv/bin/python -m bench.transactions [--seconds 10]
+"""
+
+import argparse
+import statistics
+import time
+
+from .common import local_cluster
+
+RECORDS, PARTITIONS = 10, 3
+
+
+def measure(bootstrap: str, seconds: float) -> dict[str, float]:
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AdminClient, NewTopic
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic("bench-txn", PARTITIONS, 3)])["bench-txn"].result(30)
+    p = Producer({"bootstrap.servers": bootstrap, "transactional.id": "bench-txn", "linger.ms": 0})
+    p.init_transactions(60)
+    for _ in range(20):  # warm up: metadata, coordinator, connections
+        _one(p)
+    commits, done = [], 0
+    start = time.monotonic()
+    while time.monotonic() - start < seconds:
+        commits.append(_one(p))
+        done += 1
+    elapsed = time.monotonic() - start
+    commits.sort()
+    return {"transactions/s": done / elapsed, "commit ms median": statistics.median(commits),
+            "commit ms p99": commits[int(len(commits) * 0.99) - 1]}
+
+
+def _one(p) -> float:
+    p.begin_transaction()
+    for i in range(RECORDS):
+        p.produce("bench-txn", b"x" * 100, partition=i % PARTITIONS)
+    t = time.monotonic()
+    p.commit_transaction(30)
+    return (time.monotonic() - t) * 1000
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seconds", type=float, default=10)
+    args = parser.parse_args()
+    with local_cluster(3, ("transaction.state.log.num.partitions=3", "offsets.topic.num.partitions=3")) as cluster:
+        bootstrap = ",".join(f"127.0.0.1:{port}" for port in cluster.ports.values())
+        for name, value in measure(bootstrap, args.seconds).items():
+            print(f"{name}: {value:.1f}")
+
+
+if __name__ == "__main__":
+    main()

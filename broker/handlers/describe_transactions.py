@@ -1,0 +1,56 @@
+"""DescribeTransactions v0 (KIP-664): the state of transactional ids this broker coordinates
+(KafkaApis.handleDescribeTransactionsRequest, TransactionCoordinator.handleDescribeTransactions).
+
+Per id: TRANSACTIONAL_ID_AUTHORIZATION_FAILED without DESCRIBE on the TransactionalId,
+NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS when this broker does not (yet) serve its
+partition, TRANSACTIONAL_ID_NOT_FOUND for an unknown id; the start time is the transaction's (kept through
+Prepare*/Complete*, -1 once Empty), as TransactionMetadata.txnStartTimestamp.
+"""
+
+import datetime
+
+from model.errors import ErrorCode
+
+from ..protocol.build import build
+from ..protocol.codec import response_schema
+from .txn_common import txns
+
+_KEY = 65
+
+
+def _time(ms: int) -> datetime.datetime:
+    """kio's datetime_i64 field from Kafka's milliseconds (-1: none)."""
+    return datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.timezone.utc)
+
+
+def _none(transactional_id: str, code: ErrorCode) -> dict:
+    return {"error_code": code, "transactional_id": transactional_id, "transaction_state": "",
+            "transaction_timeout": 0, "transaction_start_time": _time(-1), "producer_id": -1, "producer_epoch": -1,
+            "topics": []}
+
+
+def _describe(ctx, transactional_id: str) -> dict:
+    if not ctx.authorized("DESCRIBE", "TRANSACTIONAL_ID", transactional_id):
+        return _none(transactional_id, ErrorCode.transactional_id_authorization_failed)
+    code = ctx.broker.coordinators.txn.runtime.status(transactional_id)
+    if code != ErrorCode.none:
+        return _none(transactional_id, code)
+    meta = txns(ctx).txns.get(transactional_id)
+    if meta is None:
+        return _none(transactional_id, ErrorCode.transactional_id_not_found)
+    return {"error_code": ErrorCode.none, "transactional_id": transactional_id,
+            "transaction_state": meta.state.display, "transaction_timeout": meta.timeout_ms,
+            "transaction_start_time": _time(meta.start_ms),
+            "producer_id": meta.producer_id, "producer_epoch": meta.producer_epoch,
+            "topics": [{"topic": t, "partitions": ps} for t, ps in meta.partitions_by_topic().items()
+                       if ctx.authorized("DESCRIBE", "TOPIC", t, log_if_denied=False)]}
+
+
+async def handle(ctx, request):
+    return build(response_schema(_KEY, ctx.version), {
+        "throttle_time": 0, "transaction_states": [_describe(ctx, t) for t in request.transactional_ids]})
+
+
+def error_response(request, code):
+    return build(response_schema(_KEY, request.version), {
+        "throttle_time": 0, "transaction_states": [_none(t, code) for t in request.body.transactional_ids]})

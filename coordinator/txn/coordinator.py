@@ -1,0 +1,294 @@
+"""The transaction coordinator's rules (Kafka 3.x TransactionCoordinator + TransactionStateManager).
+
+Every change of a transactional id's state is a TransactionLogValue appended with acks=all to its
+__transaction_state partition before it is answered (`pending` meanwhile: CONCURRENT_TRANSACTIONS).
+- InitProducerId: a new id gets a producer id at epoch 0; Empty/Complete* bump the epoch (a new
+  producer id when it would overflow); Ongoing is fenced: PrepareEpochFence with epoch+1, then the
+  transaction is aborted with that epoch and the caller told CONCURRENT_TRANSACTIONS (it retries and
+  then gets epoch+2); Prepare* answers CONCURRENT_TRANSACTIONS. KIP-360: a caller naming its
+  producer id/epoch that is neither the current nor the last one is PRODUCER_FENCED.
+- AddPartitionsToTxn / AddOffsetsToTxn: Ongoing with the union of the partitions.
+- EndTxn: Prepare{Commit,Abort} appended and answered; the markers are then written to every
+  partition's leader and Complete{Commit,Abort} appended (an idempotent retry of a completed
+  EndTxn answers NONE, the other outcome INVALID_TXN_STATE).
+- transaction.timeout.ms: an Ongoing transaction older than its timeout is aborted with a bumped
+  epoch (abortTimedOutTransactions), so its producer is fenced.
+"""
+
+import asyncio
+import time
+from typing import Awaitable, Callable, Protocol
+
+from model.errors import ErrorCode
+
+from .records import TxnLogValue, decode_key, decode_value, encode_key, encode_value
+from .state import COMPLETE, PREPARING, TopicPartition, TxnMetadata, TxnState
+
+MAX_EPOCH = 32767
+SETTLE_S = 0.2  # how long a request waits for the previous transaction's markers (see _settled)
+
+
+class TxnLog(Protocol):
+    async def append(self, transactional_id: str, key: bytes, value: bytes | None) -> ErrorCode:
+        """Append to the id's partition with acks=all (ErrorCode.none: replicated)."""
+
+    def coordinator_epoch(self, transactional_id: str) -> int:
+        """The leader epoch of the id's __transaction_state partition."""
+
+
+MarkerSender = Callable[[int, int, bool, int, set[TopicPartition]], Awaitable[None]]
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _store_error(code: ErrorCode) -> ErrorCode:
+    """TransactionStateManager.appendTransactionToLog's mapping of append errors."""
+    if code == ErrorCode.none:
+        return code
+    if code in (ErrorCode.unknown_topic_or_partition, ErrorCode.not_enough_replicas,
+                ErrorCode.not_enough_replicas_after_append, ErrorCode.request_timed_out):
+        return ErrorCode.coordinator_not_available
+    if code in (ErrorCode.not_leader_or_follower, ErrorCode.kafka_storage_error):
+        return ErrorCode.not_coordinator
+    return ErrorCode.unknown_server_error
+
+
+class TransactionCoordinator:
+    def __init__(self, log: TxnLog, allocate_producer_id: Callable[[], Awaitable[int]], send_markers: MarkerSender,
+                 *, max_timeout_ms: int = 900000, logger=None):
+        self.log = log
+        self.allocate_producer_id = allocate_producer_id
+        self.send_markers = send_markers
+        self.max_timeout_ms = max_timeout_ms
+        self.txns: dict[str, TxnMetadata] = {}
+        self._logger = logger
+        self._tasks: dict[str, asyncio.Task] = {}
+
+    # --- writing --------------------------------------------------------------------------------------
+    async def _write(self, meta: TxnMetadata, state: TxnState, *, epoch: int | None = None,
+                     producer_id: int | None = None, partitions: set | None = None, start_ms: int | None = None,
+                     timeout_ms: int | None = None) -> ErrorCode:
+        """Append the new state, then apply it (TransactionMetadata.prepareTransitionTo + completeTransitionTo)."""
+        new = TxnMetadata(meta.transactional_id, meta.producer_id if producer_id is None else producer_id,
+                          meta.producer_epoch if epoch is None else epoch,
+                          meta.timeout_ms if timeout_ms is None else timeout_ms, state,
+                          set(meta.partitions if partitions is None else partitions),
+                          meta.start_ms if start_ms is None else start_ms, now_ms())
+        meta.pending = True
+        try:
+            code = _store_error(await self.log.append(meta.transactional_id, encode_key(meta.transactional_id),
+                                                      encode_value(_to_value(new))))
+        finally:
+            meta.pending = False
+        if code == ErrorCode.none and self.txns.get(meta.transactional_id) is meta:
+            if new.producer_id != meta.producer_id or new.producer_epoch != meta.producer_epoch:
+                meta.last_producer_id, meta.last_producer_epoch = meta.producer_id, meta.producer_epoch
+            meta.producer_id, meta.producer_epoch, meta.timeout_ms = new.producer_id, new.producer_epoch, new.timeout_ms
+            meta.state, meta.partitions, meta.start_ms, meta.update_ms = state, new.partitions, new.start_ms, new.update_ms
+        elif code == ErrorCode.none:
+            code = ErrorCode.not_coordinator
+        return code
+
+    # --- InitProducerId -------------------------------------------------------------------------------
+    async def init_producer_id(self, transactional_id: str, timeout_ms: int, expected_pid: int = -1,
+                               expected_epoch: int = -1) -> tuple[ErrorCode, int, int]:
+        if not transactional_id:
+            return ErrorCode.invalid_request, -1, -1
+        if timeout_ms <= 0 or timeout_ms > self.max_timeout_ms:
+            return ErrorCode.invalid_transaction_timeout, -1, -1
+        await self._settled(transactional_id)
+        meta = self.txns.get(transactional_id)
+        if meta is None:
+            pid = await self.allocate_producer_id()
+            meta = self.txns.setdefault(transactional_id, TxnMetadata(transactional_id, pid, -1, timeout_ms))
+        if meta.pending or meta.state in PREPARING:
+            return ErrorCode.concurrent_transactions, -1, -1
+        if expected_pid != -1 and (expected_pid, expected_epoch) not in (
+                (meta.producer_id, meta.producer_epoch), (meta.last_producer_id, meta.last_producer_epoch)):
+            return ErrorCode.producer_fenced, -1, -1
+        if meta.state is TxnState.ONGOING or meta.state is TxnState.PREPARE_EPOCH_FENCE:
+            await self._fence_and_abort(meta)
+            return ErrorCode.concurrent_transactions, -1, -1
+        if expected_pid != -1 and (expected_pid, expected_epoch) == (meta.last_producer_id, meta.last_producer_epoch) \
+                and meta.state is TxnState.EMPTY:
+            return ErrorCode.none, meta.producer_id, meta.producer_epoch  # a retry of a bump that succeeded
+        pid, epoch = meta.producer_id, meta.producer_epoch + 1
+        if epoch >= MAX_EPOCH:
+            pid, epoch = await self.allocate_producer_id(), 0
+        code = await self._write(meta, TxnState.EMPTY, epoch=epoch, producer_id=pid, partitions=set(), start_ms=-1,
+                                 timeout_ms=timeout_ms)
+        if code != ErrorCode.none:
+            if meta.producer_epoch < 0 and self.txns.get(transactional_id) is meta:
+                del self.txns[transactional_id]  # never written: forget the unborn id
+            return code, -1, -1
+        return ErrorCode.none, meta.producer_id, meta.producer_epoch
+
+    async def _fence_and_abort(self, meta: TxnMetadata) -> ErrorCode:
+        """prepareFenceProducerEpoch then endTransaction(abort) with the bumped epoch."""
+        if meta.state is TxnState.ONGOING:
+            epoch = meta.producer_epoch + 1 if meta.producer_epoch < MAX_EPOCH - 1 else meta.producer_epoch
+            code = await self._write(meta, TxnState.PREPARE_EPOCH_FENCE, epoch=epoch)
+            if code != ErrorCode.none:
+                return code
+        return await self._prepare(meta, commit=False)
+
+    # --- AddPartitionsToTxn, AddOffsetsToTxn ------------------------------------------------------------
+    async def _settled(self, transactional_id: str) -> None:
+        """Where fauxka goes further: Kafka answers CONCURRENT_TRANSACTIONS while the previous
+        transaction's markers are being written and the client retries after its backoff (librdkafka:
+        tens of ms); fauxka first waits up to SETTLE_S for them, so the next transaction starts
+        at once. The answer is the same, only sooner."""
+        task = self._tasks.get(transactional_id)
+        if task is not None:
+            await asyncio.wait({task}, timeout=SETTLE_S)
+
+    def _check(self, transactional_id: str, producer_id: int, epoch: int) -> tuple[ErrorCode, TxnMetadata | None]:
+        meta = self.txns.get(transactional_id)
+        if meta is None or meta.producer_id != producer_id:
+            return ErrorCode.invalid_producer_id_mapping, None
+        if epoch != meta.producer_epoch:
+            return ErrorCode.producer_fenced, None
+        if meta.pending or meta.state in PREPARING or meta.state is TxnState.PREPARE_EPOCH_FENCE:
+            return ErrorCode.concurrent_transactions, None
+        return ErrorCode.none, meta
+
+    async def add_partitions(self, transactional_id: str, producer_id: int, epoch: int,
+                             partitions: set[TopicPartition]) -> ErrorCode:
+        await self._settled(transactional_id)
+        code, meta = self._check(transactional_id, producer_id, epoch)
+        if meta is None:
+            return code
+        if meta.state is TxnState.ONGOING and partitions <= meta.partitions:
+            return ErrorCode.none
+        start = meta.start_ms if meta.state is TxnState.ONGOING else now_ms()
+        return await self._write(meta, TxnState.ONGOING, partitions=meta.partitions | partitions, start_ms=start)
+
+    # --- EndTxn ---------------------------------------------------------------------------------------
+    async def end_txn(self, transactional_id: str, producer_id: int, epoch: int, commit: bool) -> ErrorCode:
+        meta = self.txns.get(transactional_id)
+        if meta is None or meta.producer_id != producer_id:
+            return ErrorCode.invalid_producer_id_mapping
+        if epoch != meta.producer_epoch:
+            return ErrorCode.producer_fenced
+        if meta.pending:
+            return ErrorCode.concurrent_transactions
+        if meta.state is TxnState.ONGOING:
+            return await self._prepare(meta, commit)
+        if meta.state in COMPLETE:
+            return ErrorCode.none if (meta.state is TxnState.COMPLETE_COMMIT) == commit else ErrorCode.invalid_txn_state
+        if meta.state in PREPARING:
+            return ErrorCode.concurrent_transactions if (meta.state is TxnState.PREPARE_COMMIT) == commit \
+                else ErrorCode.invalid_txn_state
+        return ErrorCode.invalid_txn_state
+
+    async def _prepare(self, meta: TxnMetadata, commit: bool) -> ErrorCode:
+        code = await self._write(meta, TxnState.PREPARE_COMMIT if commit else TxnState.PREPARE_ABORT)
+        if code == ErrorCode.none:
+            self.complete_later(meta)
+        return code
+
+    def complete_later(self, meta: TxnMetadata) -> None:
+        """Write the markers, then Complete*: a task owned here (cancelled by unload / close)."""
+        if meta.transactional_id not in self._tasks:
+            task = asyncio.get_running_loop().create_task(self._complete(meta), name=f"txn-markers-{meta.transactional_id}")
+            self._tasks[meta.transactional_id] = task
+            task.add_done_callback(lambda _t, i=meta.transactional_id: self._tasks.pop(i, None))
+
+    async def _complete(self, meta: TxnMetadata) -> None:
+        commit = meta.state is TxnState.PREPARE_COMMIT
+        while self.txns.get(meta.transactional_id) is meta and meta.state in PREPARING:
+            try:
+                await self.send_markers(meta.producer_id, meta.producer_epoch, commit,
+                                        self.log.coordinator_epoch(meta.transactional_id), set(meta.partitions))
+                code = await self._write(meta, TxnState.COMPLETE_COMMIT if commit else TxnState.COMPLETE_ABORT,
+                                         partitions=set())
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # retried: the transaction must complete once
+                code = ErrorCode.unknown_server_error
+                if self._logger is not None:
+                    self._logger.exception("completing a transaction failed", transactional_id=meta.transactional_id,
+                                           error=repr(exc))
+            if code == ErrorCode.none or code == ErrorCode.not_coordinator:
+                return
+            await asyncio.sleep(0.1)
+
+    # --- the timeout ----------------------------------------------------------------------------------
+    async def abort_timed_out(self, now: int | None = None) -> int:
+        now = now_ms() if now is None else now
+        doomed = [m for m in self.txns.values()
+                  if m.state is TxnState.ONGOING and not m.pending and m.start_ms + m.timeout_ms < now]
+        for meta in doomed:
+            if self._logger is not None:
+                self._logger.info("aborting a timed-out transaction", transactional_id=meta.transactional_id,
+                                  producer_id=meta.producer_id, epoch=meta.producer_epoch)
+            await self._fence_and_abort(meta)
+        return len(doomed)
+
+    async def expire_ids(self, expiration_ms: int, now: int | None = None) -> int:
+        """transactional.id.expiration.ms (removeExpiredTransactionalIds): an id idle that long in
+        Empty / CompleteCommit / CompleteAbort is removed with a tombstone."""
+        now = now_ms() if now is None else now
+        doomed = [m for m in self.txns.values()
+                  if (m.state is TxnState.EMPTY or m.state in COMPLETE) and not m.pending
+                  and m.update_ms <= now - expiration_ms]
+        for meta in doomed:
+            meta.pending = True
+            try:
+                code = await self.log.append(meta.transactional_id, encode_key(meta.transactional_id), None)
+            finally:
+                meta.pending = False
+            if code == ErrorCode.none and self.txns.get(meta.transactional_id) is meta:
+                del self.txns[meta.transactional_id]
+        return len(doomed)
+
+    # --- loading --------------------------------------------------------------------------------------
+    def replay(self, key: bytes | None, value: bytes | None, producer_id: int = -1, marker: bool | None = None) -> None:
+        if key is None or marker is not None:
+            return
+        transactional_id = decode_key(key)
+        if transactional_id is None:
+            return
+        if value is None:
+            self.txns.pop(transactional_id, None)
+            return
+        v = decode_value(value)
+        old = self.txns.get(transactional_id)
+        meta = TxnMetadata(transactional_id, v.producer_id, v.producer_epoch, v.timeout_ms, TxnState(v.status),
+                           {(t, p) for t, ps in v.partitions.items() for p in ps}, v.start_ms, v.last_update_ms)
+        if old is not None and (old.producer_id, old.producer_epoch) != (meta.producer_id, meta.producer_epoch):
+            meta.last_producer_id, meta.last_producer_epoch = old.producer_id, old.producer_epoch
+        self.txns[transactional_id] = meta
+
+    def loaded(self, transactional_ids: list[str]) -> None:
+        """After a replay: transactions found mid-commit/abort are completed (markers resent);
+        a fence found half-way is aborted."""
+        for transactional_id in transactional_ids:
+            meta = self.txns.get(transactional_id)
+            if meta is not None and meta.state in PREPARING:
+                self.complete_later(meta)
+            elif meta is not None and meta.state is TxnState.PREPARE_EPOCH_FENCE:
+                task = asyncio.get_running_loop().create_task(self._fence_and_abort(meta))
+                self._tasks.setdefault(f"fence:{transactional_id}", task)
+                task.add_done_callback(lambda _t, i=f"fence:{transactional_id}": self._tasks.pop(i, None))
+
+    def unload(self, keep: Callable[[str], bool]) -> None:
+        for transactional_id in [t for t in self.txns if not keep(t)]:
+            del self.txns[transactional_id]
+            task = self._tasks.pop(transactional_id, None)
+            if task is not None:
+                task.cancel()
+
+    async def close(self) -> None:
+        tasks = list(self._tasks.values())
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self.txns.clear()
+
+
+def _to_value(meta: TxnMetadata) -> TxnLogValue:
+    return TxnLogValue(meta.producer_id, meta.producer_epoch, meta.timeout_ms, int(meta.state),
+                       meta.partitions_by_topic(), meta.update_ms, meta.start_ms)

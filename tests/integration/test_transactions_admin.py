@@ -1,0 +1,61 @@
+"""Admin views of transactions on the shared cluster (issue 13): DescribeTransactions v0 at the
+coordinator, ListTransactions v0 on every broker (state and producer id filters), DescribeProducers
+v0 at the partition leader, while a confluent-kafka transaction is open and after it commits.
+(No Python admin client has these apis; they are sent as kio requests.)"""
+
+from tests.admin_helpers import create_topics, send, topic_spec, unique
+from tests.data_helpers import leader_of
+from tests.harness import wait_for
+
+
+def _coordinator(cluster, tid: str) -> int:
+    def found():
+        r = send(cluster.bootstrap.split(",")[0], 10, 3, {"key": tid, "key_type": 1})
+        return int(r.node_id) if int(r.error_code) == 0 else None
+    return wait_for(found, 30, 0.2, "the transaction coordinator")
+
+
+def _listed(cluster, **filters) -> dict[str, tuple[int, str]]:
+    out = {}
+    for broker_id in cluster.brokers:
+        r = send(cluster.address_of(broker_id), 66, 0, {"state_filters": filters.get("states", ()),
+                                                       "producer_id_filters": filters.get("pids", ())})
+        assert int(r.error_code) == 0
+        out.update({s.transactional_id: (int(s.producer_id), s.transaction_state) for s in r.transaction_states})
+    return out
+
+
+def test_describe_and_list_transactions_and_describe_producers(cluster):
+    from confluent_kafka import Producer
+    topic, tid = unique("txa"), unique("tid")
+    [result] = create_topics(cluster.controller_address(), [topic_spec(topic, 2, 3)])
+    assert int(result.error_code) == 0
+    p = Producer({"bootstrap.servers": cluster.bootstrap, "transactional.id": tid})
+    p.init_transactions(60)
+    p.begin_transaction()
+    p.produce(topic, b"x", partition=1)
+    p.flush(30)
+    coordinator = cluster.address_of(_coordinator(cluster, tid))
+    [state] = send(coordinator, 65, 0, {"transactional_ids": [tid]}).transaction_states
+    assert int(state.error_code) == 0 and state.transaction_state == "Ongoing"
+    assert [(t.topic, list(t.partitions)) for t in state.topics] == [(topic, [1])]
+    assert state.transaction_start_time.timestamp() > 0 and state.producer_epoch == 0
+    pid = int(state.producer_id)
+    # (an unknown id answers TRANSACTIONAL_ID_NOT_FOUND with start time -1, which kio cannot decode)
+    assert _listed(cluster, states=["Ongoing"])[tid] == (pid, "Ongoing")
+    assert tid not in _listed(cluster, states=["CompleteCommit"])
+    assert list(_listed(cluster, pids=[pid])) == [tid]
+    r = send(cluster.bootstrap.split(",")[0], 66, 0, {"state_filters": ["Bogus"], "producer_id_filters": ()})
+    assert list(r.unknown_state_filters) == ["Bogus"]
+    leader = cluster.address_of(leader_of(cluster, topic, 1))
+    r = send(leader, 61, 0, {"topics": [{"name": topic, "partition_indexes": [1]}]})
+    [part] = r.topics[0].partitions
+    assert int(part.error_code) == 0
+    [active] = [a for a in part.active_producers if int(a.producer_id) == pid]
+    assert (active.producer_epoch, active.last_sequence, active.current_txn_start_offset) == (0, 0, 0)
+    p.commit_transaction(30)
+    wait_for(lambda: send(coordinator, 65, 0, {"transactional_ids": [tid]}).transaction_states[0].transaction_state
+             == "CompleteCommit", 10, what="CompleteCommit")
+    r = send(leader, 61, 0, {"topics": [{"name": topic, "partition_indexes": [1]}]})
+    [active] = [a for a in r.topics[0].partitions[0].active_producers if int(a.producer_id) == pid]
+    assert active.current_txn_start_offset == -1
