@@ -1,0 +1,181 @@
+"""The oldest versions Kafka 3.9 serves, spoken by kafka-python's own old protocol classes over TCP
+(an independent encoder): Produce v0-v2 with magic 0/1 message sets, Fetch v0-v3 down-converted,
+ListOffsets v0, OffsetForLeaderEpoch v0-v1, OffsetCommit v0-v1 and OffsetFetch v0."""
+
+import shutil
+import socket
+import struct
+import subprocess
+import time
+
+import pytest
+from aiokafka.record.legacy_records import LegacyRecordBatchBuilder
+from kafka.protocol.old import commit, fetch, list_offsets, offset_for_leader_epoch, produce
+from kafka.record.memory_records import MemoryRecords
+
+from tests.admin_helpers import create_topics, topic_spec, unique
+from tests.data_helpers import batch, leader_of
+from tests.data_helpers import fetch as fetch_v12
+from tests.data_helpers import produce as produce_v11
+
+NOW = int(time.time() * 1000)
+
+
+def _topic(cluster, configs=None) -> tuple[str, str]:
+    name = unique("old")
+    [result] = create_topics(cluster.controller_address(), [topic_spec(name, 1, 3, configs=configs)])
+    assert int(result.error_code) == 0, result
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        try:
+            leader = leader_of(cluster, name)
+        except (IndexError, StopIteration):
+            leader = -1
+        if leader >= 0:
+            return name, "%s:%d" % cluster.brokers[leader].address
+        time.sleep(0.1)
+    raise AssertionError("no leader")
+
+
+def _ask(address: str, request, response_class, expect_response: bool = True):
+    host, _, port = address.rpartition(":")
+    request.with_header(correlation_id=7, client_id="old-client")
+    with socket.create_connection((host, int(port)), timeout=20) as sock:
+        sock.sendall(request.encode(header=True, framed=True))
+        if not expect_response:
+            return None
+        size = struct.unpack(">i", _read(sock, 4))[0]
+        payload = _read(sock, size)
+    assert struct.unpack(">i", payload[:4])[0] == 7
+    return response_class.decode(payload[4:])
+
+
+def _read(sock, n: int) -> bytes:
+    data = b""
+    while len(data) < n:
+        chunk = sock.recv(n - len(data))
+        assert chunk, "connection closed"
+        data += chunk
+    return data
+
+
+def _message_set(magic: int, codec: int = 0, count: int = 3, base_ts: int = NOW) -> bytes:
+    builder = LegacyRecordBatchBuilder(magic, codec, 1 << 20)
+    for i in range(count):
+        builder.append(i, base_ts + i, b"k%d" % i, b"v%d" % i)
+    return bytes(builder.build())
+
+
+def _produce(address, topic, version, records, acks=-1):
+    request = getattr(produce, f"ProduceRequest_v{version}")
+    response = getattr(produce, f"ProduceResponse_v{version}")
+    args = (acks, 10000, [(topic, [(0, records)])])
+    return _ask(address, request(*args), response)
+
+
+def _fetch(address, topic, version, offset=0, max_bytes=1 << 20):
+    request = getattr(fetch, f"FetchRequest_v{version}")
+    response = getattr(fetch, f"FetchResponse_v{version}")
+    head = (-1, 100, 1) + ((max_bytes,) if version == 3 else ())
+    answer = _ask(address, request(*head, [(topic, [(0, offset, max_bytes)])]), response)
+    part = answer.topics[0][1][0]
+    return part, _messages(part[-1])
+
+
+def _messages(buf: bytes) -> list[tuple]:
+    """(magic, offset, timestamp, key, value, codec) of each message an old consumer reads."""
+    out, records = [], MemoryRecords(buf)
+    while records.has_next():
+        wrapper = records.next_batch()
+        assert wrapper.validate_crc()
+        out += [(wrapper.magic, r.offset, r.timestamp, r.key, r.value, wrapper.compression_type) for r in wrapper]
+    return out
+
+
+@pytest.mark.parametrize("version,magic", [(0, 0), (1, 0), (2, 1)])
+def test_produce_old_versions_then_fetch_every_old_version(cluster, version, magic):
+    topic, address = _topic(cluster)
+    answer = _produce(address, topic, version, _message_set(magic))
+    [(name, [part])] = answer.topics
+    assert name == topic and part[:3] == (0, 0, 0)  # partition, no error, base offset 0
+    if version == 2:
+        assert part[3] == -1  # log_append_time: -1 under CreateTime
+    if version >= 1:
+        assert answer.throttle_time_ms == 0
+    for fetch_version in range(4):
+        part, got = _fetch(address, topic, fetch_version)
+        assert part[1] == 0 and part[2] == 3  # no error, high watermark
+        want_magic = 0 if fetch_version <= 1 else 1
+        stamps = [NOW + i if magic == 1 else -1 for i in range(3)] if want_magic == 1 else [None] * 3
+        assert got == [(want_magic, i, stamps[i], b"k%d" % i, b"v%d" % i, 0) for i in range(3)]
+
+
+@pytest.mark.parametrize("codec", [1, 2, 3])
+def test_compressed_magic1_produce_keeps_its_codec_on_fetch_v2(cluster, codec):
+    topic, address = _topic(cluster)
+    answer = _produce(address, topic, 2, _message_set(1, codec, count=4))
+    assert answer.topics[0][1][0][1] == 0
+    _, got = _fetch(address, topic, 2, offset=2)  # compressed: the whole wrapper, the consumer skips
+    assert [(m, o, k, c) for m, o, _, k, _, c in got] == [(1, i, b"k%d" % i, codec) for i in range(4)]
+    stored = fetch_v12(address, topic, 0, 0).responses[0].partitions[0].records
+    assert stored[16] == 2 and stored[22] & 0x07 == codec  # kept as one v2 batch, same codec
+
+
+def test_fetch_v0_to_v3_down_convert_v2_batches_from_the_fetch_offset(cluster):
+    topic, address = _topic(cluster)
+    part, _ = produce_v11(address, topic, 0, batch([b"a", b"b", b"c"], timestamp=NOW, keys=[b"x", b"y", b"z"]))
+    assert int(part.error_code) == 0
+    for version in range(4):
+        _, got = _fetch(address, topic, version, offset=1)
+        magic = 0 if version <= 1 else 1
+        assert got == [(magic, 1, NOW + 1 if magic else None, b"y", b"b", 0),
+                       (magic, 2, NOW + 2 if magic else None, b"z", b"c", 0)]
+
+
+def test_log_append_time_topic_answers_produce_v2_with_the_time(cluster):
+    topic, address = _topic(cluster, {"message.timestamp.type": "LogAppendTime"})
+    before = int(time.time() * 1000)
+    answer = _produce(address, topic, 2, _message_set(1))
+    log_append_time = answer.topics[0][1][0][3]
+    assert before <= log_append_time <= int(time.time() * 1000)
+    _, got = _fetch(address, topic, 3)
+    assert {t for _, _, t, *_ in got} == {log_append_time}
+
+
+def test_down_conversion_disabled_is_unsupported_version(cluster):
+    topic, address = _topic(cluster, {"message.downconversion.enable": "false"})
+    _produce(address, topic, 2, _message_set(1))
+    part, got = _fetch(address, topic, 3)
+    assert part[1] == 35 and got == []  # UNSUPPORTED_VERSION
+    assert fetch_v12(address, topic, 0, 0).responses[0].partitions[0].error_code == 0
+
+
+def test_zstd_topic_is_unsupported_compression_type_before_fetch_v10(cluster):
+    topic, address = _topic(cluster, {"compression.type": "zstd"})
+    _produce(address, topic, 2, _message_set(1))
+    assert _fetch(address, topic, 1)[0][1] == 76  # UNSUPPORTED_COMPRESSION_TYPE
+
+
+def test_offset_for_leader_epoch_v0_v1(cluster):
+    topic, address = _topic(cluster)
+    _produce(address, topic, 2, _message_set(1))
+    v0 = _ask(address, offset_for_leader_epoch.OffsetForLeaderEpochRequest_v0([(topic, [(0, 0)])]),
+              offset_for_leader_epoch.OffsetForLeaderEpochResponse_v0)
+    assert v0.topics[0][1][0] == (0, 0, 3)  # error, partition, end offset
+    v1 = _ask(address, offset_for_leader_epoch.OffsetForLeaderEpochRequest_v1([(topic, [(0, 0)])]),
+              offset_for_leader_epoch.OffsetForLeaderEpochResponse_v1)
+    assert v1.topics[0][1][0] == (0, 0, 0, 3)  # error, partition, leader epoch, end offset
+
+
+@pytest.mark.skipif(shutil.which("kcat") is None, reason="kcat is not installed")
+@pytest.mark.parametrize("codec,codec_id", [("gzip", 1), ("snappy", 2), ("lz4", 3)])
+def test_old_librdkafka_still_compresses(cluster, codec, codec_id):
+    """Debian's kcat links librdkafka 2.0.2, which compresses only when Produce starts at v0 (#4956)."""
+    topic, address = _topic(cluster)
+    out = subprocess.run(["kcat", "-P", "-b", cluster.bootstrap, "-t", topic, "-p", "0", "-z", codec,
+                          "-X", "request.required.acks=-1", "-d", "msg"],
+                         input="".join(f"line {i}\n" for i in range(20)), capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "not compressing" not in out.stderr
+    stored = fetch_v12(address, topic, 0, 0).responses[0].partitions[0].records
+    assert stored and stored[22] & 0x07 == codec_id
