@@ -1,10 +1,11 @@
-"""OffsetForLeaderEpoch v2-v4: the end offset of a leader epoch in the leader's epoch cache.
+"""OffsetForLeaderEpoch v0-v4: the end offset of a leader epoch in the leader's epoch cache.
 
-Versions: v2 current_leader_epoch fencing (KIP-320) and throttle_time; v3 replica_id
-(a follower's request needs ClusterAction; consumers need Describe on the topic, which is what
-makes Java clients use it: KIP-320 `supportsTopicPermission`); v4 flexible. v0-v1 are not in
-kio. The answer is the largest epoch <= the one asked for and where it ends (the log end offset
-for the leader's current epoch); an epoch before the cache's first: -1/-1 (UNDEFINED), no error.
+Versions: v1 leader_epoch in the answer; v2 current_leader_epoch fencing (KIP-320) and
+throttle_time; v3 replica_id (a follower's request needs ClusterAction; consumers need Describe on
+the topic, which is what makes Java clients use it: KIP-320 `supportsTopicPermission`); v4 flexible.
+v0-v1 are derived in protocol/old_versions.py. The answer is the largest epoch <= the one asked for
+and where it ends (the log end offset for the leader's current epoch); an epoch before the cache's
+first: -1/-1 (UNDEFINED), no error.
 """
 
 from model.acl_model import CLUSTER_NAME

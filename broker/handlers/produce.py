@@ -1,11 +1,13 @@
-"""Produce v3-v11: translate to ReplicaManager.append_records and back.
+"""Produce v0-v11: translate to ReplicaManager.append_records and back.
 
-Versions: v3 adds transactional_id (record batches, magic 2, only); v5 log_start_offset; v8
-record_errors and error_message (per-record errors such as a keyless record on a compacted
-topic); v9 flexible; v10 current_leader with NOT_LEADER_OR_FOLLOWER and node_endpoints
-(KIP-951); v11 nothing new for a broker. v0-v2 are not in kio (Kafka 4 advertises and refuses
-them). acks=0 gets no response at all; when one of its partitions failed the connection is
-closed instead, as Kafka does, so that the producer notices (KafkaApis.handleProduceRequest).
+Versions: v0-v2 carry magic 0/1 message sets (storage converts them to one v2 batch, as Kafka 3.x's
+LogValidator does; Kafka 3.9 does not check the magic of v0-v2 requests); v1 throttle_time; v2
+log_append_time; v3 adds transactional_id (record batches, magic 2, only); v5 log_start_offset; v8
+record_errors and error_message (per-record errors such as a keyless record on a compacted topic);
+v9 flexible; v10 current_leader with NOT_LEADER_OR_FOLLOWER and node_endpoints (KIP-951); v11
+nothing new for a broker. v0-v2 are derived in protocol/old_versions.py. acks=0 gets no response at
+all; when one of its partitions failed the connection is closed instead, as Kafka does, so that the
+producer notices (KafkaApis.handleProduceRequest).
 """
 
 import datetime

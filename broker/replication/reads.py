@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from model.errors import ErrorCode, KafkaError
 from storage.errors import OffsetOutOfRange
+from storage.legacy_offsets import legacy_offsets_before
 
 if TYPE_CHECKING:
     from .replica_manager import ReplicaManager
@@ -156,6 +157,18 @@ class Reader:
             return -1, -1, -1
         offset, ts, epoch = found
         return ts, offset, epoch
+
+    def legacy_offsets(self, topic: str, index: int, timestamp: int, max_num_offsets: int,
+                       from_consumer: bool) -> list[int]:
+        """ListOffsets v0 (Kafka 3.9 `Partition.legacyFetchOffsetsForTimestamp`): the segment
+        boundary offsets before `timestamp`; a consumer's list starts at the high watermark when
+        offsets past it were found. Only the leader answers; raises KafkaError."""
+        log = self._replicas.leader_partition(topic, index, -1).log
+        offsets = legacy_offsets_before(log, timestamp, max_num_offsets, int(time.time() * 1000))
+        high_watermark = log.high_watermark
+        if from_consumer and any(o > high_watermark for o in offsets):
+            offsets = [high_watermark] + [o for o in offsets if o <= high_watermark]
+        return offsets
 
     @staticmethod
     def _epoch_at(log, offset: int) -> int:

@@ -245,6 +245,11 @@ class ReplicaManager:
         """ListOffsets: see reads.Reader.offset_for."""
         return self.reader.offset_for(topic, index, timestamp, isolation_level, current_leader_epoch)
 
+    def legacy_offsets(self, topic: str, index: int, timestamp: int, max_num_offsets: int,
+                       from_consumer: bool) -> list[int]:
+        """ListOffsets v0: see reads.Reader.legacy_offsets."""
+        return self.reader.legacy_offsets(topic, index, timestamp, max_num_offsets, from_consumer)
+
     def end_offset_for_epoch(self, topic: str, index: int, epoch: int, current_leader_epoch: int) -> tuple[int, int]:
         """OffsetForLeaderEpoch: (largest epoch <= `epoch`, its end offset) from the leader's epoch cache."""
         partition = self.leader_partition(topic, index, current_leader_epoch)

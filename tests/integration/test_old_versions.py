@@ -179,3 +179,20 @@ def test_old_librdkafka_still_compresses(cluster, codec, codec_id):
     assert "not compressing" not in out.stderr
     stored = fetch_v12(address, topic, 0, 0).responses[0].partitions[0].records
     assert stored and stored[22] & 0x07 == codec_id
+
+
+def test_list_offsets_v0_answers_segment_boundaries(cluster):
+    topic, address = _topic(cluster)
+    _produce(address, topic, 2, _message_set(1))
+
+    def ask(timestamp, max_num):
+        request = list_offsets.ListOffsetsRequest_v0(-1, [(topic, [(0, timestamp, max_num)])])
+        [(name, [part])] = _ask(address, request, list_offsets.ListOffsetsResponse_v0).topics
+        return part[1], list(part[2])
+
+    assert ask(-1, 10) == (0, [3, 0])  # the log end offset, then the one segment's base
+    assert ask(-1, 1) == (0, [3])
+    assert ask(-2, 10) == (0, [0])
+    assert ask(int(time.time() * 1000) + 3_600_000, 10) == (0, [3, 0])
+    assert ask(0, 10) == (0, [])  # nothing modified before 1970
+    assert ask(-3, 10) == (35, [])  # UNSUPPORTED_VERSION: v0 knows only -1 and -2
