@@ -196,3 +196,42 @@ def test_list_offsets_v0_answers_segment_boundaries(cluster):
     assert ask(int(time.time() * 1000) + 3_600_000, 10) == (0, [3, 0])
     assert ask(0, 10) == (0, [])  # nothing modified before 1970
     assert ask(-3, 10) == (35, [])  # UNSUPPORTED_VERSION: v0 knows only -1 and -2
+
+
+def test_offset_commit_v0_and_fetch_v0_use_zookeeper_not_the_coordinator(cluster):
+    topic, _ = _topic(cluster)
+    group = unique("zkgroup")
+    addresses = ["%s:%d" % b.address for b in cluster.brokers.values()]
+
+    def fetch_offsets(address, version):
+        request = getattr(commit, f"OffsetFetchRequest_v{version}")(group, [(topic, [0, 7])])
+        answer = _ask(address, request, getattr(commit, f"OffsetFetchResponse_v{version}"))
+        return [(p[0], p[1], p[3]) for p in answer.topics[0][1]]  # partition, offset, error
+
+    for i, address in enumerate(addresses):  # any broker answers v0: no coordinator involved
+        answer = _ask(address, commit.OffsetCommitRequest_v0(group, [(topic, [(0, 40 + i, "m")])]),
+                      commit.OffsetCommitResponse_v0)
+        assert answer.topics == [(topic, [(0, 0)])]
+        assert fetch_offsets(addresses[(i + 1) % len(addresses)], 0) == [(0, 40 + i, 0), (7, -1, 0)]
+    big = _ask(addresses[0], commit.OffsetCommitRequest_v0(group, [(topic, [(0, 1, "x" * 5000)])]),
+               commit.OffsetCommitResponse_v0)
+    assert big.topics == [(topic, [(0, 12)])]  # OFFSET_METADATA_TOO_LARGE
+    coordinator = _coordinator(cluster, group)
+    assert fetch_offsets(coordinator, 1)[0][:2] == (0, -1)  # the coordinator never saw the v0 commit
+    answer = _ask(coordinator, commit.OffsetCommitRequest_v1(group, -1, "", [(topic, [(0, 77, 1_600_000_000_000, "")])]),
+                  commit.OffsetCommitResponse_v1)
+    assert answer.topics == [(topic, [(0, 0)])]
+    assert fetch_offsets(coordinator, 1)[0][:2] == (0, 77)
+    assert fetch_offsets(addresses[0], 0)[0] == (0, 42, 0)  # ZooKeeper's offset is still v0's
+
+
+def _coordinator(cluster, group) -> str:
+    from kafka.protocol.old.find_coordinator import FindCoordinatorRequest_v0, FindCoordinatorResponse_v0
+
+    deadline = time.monotonic() + 20
+    while True:
+        answer = _ask(cluster.bootstrap.split(",")[0], FindCoordinatorRequest_v0(group), FindCoordinatorResponse_v0)
+        if answer.error_code == 0:
+            return f"{answer.host}:{answer.port}"
+        assert time.monotonic() < deadline, answer
+        time.sleep(0.2)
