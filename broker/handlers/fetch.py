@@ -3,7 +3,9 @@
 Versions: v0-v1 get magic 0 message sets, v2-v3 magic 1 (down-converted as Kafka 3.x does in
 `maybeConvertFetchedData`: storage/down_convert.py; UNSUPPORTED_VERSION when the topic's
 message.downconversion.enable is false; UNSUPPORTED_COMPRESSION_TYPE for a zstd topic or batch
-before v10); v1 throttle_time; v3 max_bytes; v4 isolation_level and last_stable_offset/aborted_transactions; v5 log_start_offset;
+before v10); v0-v2 have a hard size limit (no "at least one batch": a batch larger than the
+partition's max bytes is not sent, Kafka's FetchParams.hardMaxBytesLimit); v1 throttle_time; v3
+max_bytes; v4 isolation_level and last_stable_offset/aborted_transactions; v5 log_start_offset;
 v7 fetch sessions (KIP-227: broker/replication/fetch_sessions.py); v9 current_leader_epoch
 (KIP-320 fencing); v11 rack_id (KIP-392; no preferred read replica: -1); v12 flexible,
 last_fetched_epoch and diverging_epoch, current_leader; v13 topic ids instead of names
@@ -68,7 +70,7 @@ async def handle(ctx, request):
                        part.log_start_offset) for (t, i), part in wanted.items()]
     isolation = int(request.isolation_level)
     results = await ctx.broker.replicas.fetch(wants, replica_id, isolation, int(request.max_wait.total_seconds() * 1000),
-                                              request.min_bytes, request.max_bytes) if wants else []
+                                              request.min_bytes, request.max_bytes, version <= 2) if wants else []
     topics: dict[tuple[str | None, uuid.UUID], list[dict]] = {}
     for name, topic_id, index, code in refused:
         topics.setdefault((name, topic_id), []).append(_partition(index, code))

@@ -53,14 +53,16 @@ class Reader:
         self._replicas = replicas
 
     async def fetch(self, wants: list[FetchWant], replica_id: int, isolation_level: int, max_wait_ms: int,
-                    min_bytes: int, max_bytes: int) -> list[FetchResult]:
+                    min_bytes: int, max_bytes: int, hard_max_bytes: bool = False) -> list[FetchResult]:
+        """hard_max_bytes (Fetch v0-v2, Kafka's FetchParams.hardMaxBytesLimit): no "at least one
+        batch" for the first partition; a batch larger than its partition's limit is not sent."""
         follower = replica_id >= 0
         if follower:
             self._record_follower_fetch(wants, replica_id)
         deadline = time.monotonic() + max(max_wait_ms, 0) / 1000
 
         def attempt() -> list[FetchResult] | None:
-            results = self._read_all(wants, follower, isolation_level, max_bytes)
+            results = self._read_all(wants, follower, isolation_level, max_bytes, hard_max_bytes)
             if (max_wait_ms <= 0 or sum(len(r.records) for r in results) >= min_bytes
                     or any(r.error != ErrorCode.none or r.diverging_epoch for r in results)):
                 return results
@@ -68,7 +70,7 @@ class Reader:
 
         results = await self._replicas.purgatory.wait({(w.topic, w.index) for w in wants}, attempt, deadline)
         if results is None:
-            results = self._read_all(wants, follower, isolation_level, max_bytes)
+            results = self._read_all(wants, follower, isolation_level, max_bytes, hard_max_bytes)
         metrics = self._replicas.metrics
         for want, result in zip(wants, results):
             if result.records:
@@ -92,11 +94,11 @@ class Reader:
                 replicas.isr.request_change(partition, new_isr, "expand")
 
     def _read_all(self, wants: list[FetchWant], follower: bool, isolation_level: int,
-                  max_bytes: int) -> list[FetchResult]:
+                  max_bytes: int, hard_max_bytes: bool = False) -> list[FetchResult]:
         results, used = [], 0
         for want in wants:
             limit = min(want.max_bytes, max(max_bytes - used, 0))
-            result = self._read_one(want, follower, isolation_level, limit, min_one_batch=used == 0)
+            result = self._read_one(want, follower, isolation_level, limit, min_one_batch=used == 0 and not hard_max_bytes)
             used += len(result.records)
             results.append(result)
         return results

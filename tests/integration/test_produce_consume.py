@@ -195,8 +195,7 @@ def test_two_producer_ids_differ(cluster):
 @pytest.mark.skipif(shutil.which("kcat") is None, reason="kcat is not installed")
 @pytest.mark.parametrize("codec,bits", [
     ("gzip", 1), ("snappy", 2), ("zstd", 4),
-    # librdkafka 2.0.2's LZ4 feature also needs FindCoordinator v0 (rdkafka_feature.c), which comes with groups
-    pytest.param("lz4", 3, marks=pytest.mark.xfail(strict=True, reason="needs FindCoordinator (groups issue)"))])
+    ("lz4", 3)])  # librdkafka 2.0.2's LZ4 feature also needs FindCoordinator v0 (rdkafka_feature.c)
 def test_kcat_batches_are_stored_compressed(cluster, codec, bits):
     """Debian's kcat links librdkafka 2.0.2, which compresses gzip/snappy/lz4 only when the broker
     advertises Produce v0 (librdkafka#4956): the stored batch shows the codec it really sent."""
