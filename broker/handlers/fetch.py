@@ -4,7 +4,8 @@ Versions: v0-v1 get magic 0 message sets, v2-v3 magic 1 (down-converted as Kafka
 `maybeConvertFetchedData`: storage/down_convert.py; UNSUPPORTED_VERSION when the topic's
 message.downconversion.enable is false; UNSUPPORTED_COMPRESSION_TYPE for a zstd topic or batch
 before v10); v0-v2 have a hard size limit (no "at least one batch": a batch larger than the
-partition's max bytes is not sent, Kafka's FetchParams.hardMaxBytesLimit); v1 throttle_time; v3
+partition's max bytes is not sent, Kafka's FetchParams.hardMaxBytesLimit); v0-v5 get
+NOT_LEADER_OR_FOLLOWER for KAFKA_STORAGE_ERROR, which they may not know; v1 throttle_time; v3
 max_bytes; v4 isolation_level and last_stable_offset/aborted_transactions; v5 log_start_offset;
 v7 fetch sessions (KIP-227: broker/replication/fetch_sessions.py); v9 current_leader_epoch
 (KIP-320 fencing); v11 rack_id (KIP-392; no preferred read replica: -1); v12 flexible,
@@ -78,6 +79,8 @@ async def handle(ctx, request):
     for want, result in zip(wants, results):
         marks = (result.high_watermark, result.last_stable_offset, result.log_start_offset)
         part = wanted[(want.topic, want.index)]
+        if version <= 5 and result.error == ErrorCode.kafka_storage_error:
+            result.error = ErrorCode.not_leader_or_follower  # Kafka's maybeDownConvertStorageError
         if version < 10 and not follower:
             _convert(ctx.broker.replicas, want, result, version)
         if FetchSessionCache.changed(part, result.error, result.records, marks) or full:
