@@ -260,3 +260,18 @@ def test_fetch_v0_v2_limits_are_hard_v3_sends_at_least_one_batch(cluster):
         assert part[1] == 0 and part[2] == 3 and got == []
     _, got = _fetch(address, topic, 3, max_bytes=20)
     assert [o for _, o, *_ in got] == [0, 1, 2]
+
+
+def test_produce_v3_and_later_refuse_what_kafka_3_9_refuses_v2_accepts_any_magic(cluster):
+    topic, address = _topic(cluster)
+    assert int(produce_v11(address, topic, 0, _message_set(1), version=3)[0].error_code) == 87  # INVALID_RECORD
+    assert int(produce_v11(address, topic, 0, batch([b"a"]) + batch([b"b"]), version=3)[0].error_code) == 87
+    from aiokafka.record.default_records import DefaultRecordBatchBuilder
+
+    builder = DefaultRecordBatchBuilder(2, 4, 0, -1, -1, -1, 1 << 20)
+    builder.append(0, NOW, None, b"z" * 100, [])
+    zstd_batch = bytes(builder.build())
+    assert int(produce_v11(address, topic, 0, zstd_batch, version=6)[0].error_code) == 76  # UNSUPPORTED_COMPRESSION
+    assert int(produce_v11(address, topic, 0, zstd_batch, version=7)[0].error_code) == 0
+    answer = _produce(address, topic, 2, batch([b"v2 batch in v2"], timestamp=NOW))  # not checked below v3
+    assert answer.topics[0][1][0][1:3] == (0, 1)
