@@ -36,10 +36,12 @@ _ENCODERS = {1: gzip_encode, 2: snappy_encode, 3: lz4_encode}
 _UNBOUNDED = 2**31 - 1
 
 
-def down_convert(buf, magic: int, first_offset: int) -> bytes:
+def down_convert(buf, magic: int, first_offset: int) -> tuple[bytes, int]:
     """The v2 batches in `buf` (complete ones; a trailing partial batch is left out) as a magic
-    `magic` (0 or 1) message set, as `RecordsUtil.downConvert(batches, magic, first_offset)`."""
+    `magic` (0 or 1) message set, as `RecordsUtil.downConvert(batches, magic, first_offset)`, and
+    how many records were converted (Kafka's `RecordValidationStats.numRecordsConverted`)."""
     out = bytearray()
+    converted = 0
     for h in B.iter_headers(buf):
         if h.is_control:
             continue
@@ -51,7 +53,8 @@ def down_convert(buf, magic: int, first_offset: int) -> bytes:
             records = [r for r in records if h.base_offset + r.offset_delta >= first_offset]
         if records:
             out += _convert(h, records, magic)
-    return bytes(out)
+            converted += len(records)
+    return bytes(out), converted
 
 
 def _convert(h: B.BatchHeader, records: list[R.Record], magic: int) -> bytearray:

@@ -107,7 +107,8 @@ def _convert(replicas, want, result, version: int) -> None:
             result.error, result.records = ErrorCode.unsupported_version, b""
             return
         try:
-            result.records = down_convert(result.records, 0 if version <= 1 else 1, want.fetch_offset)
+            result.records, converted = down_convert(result.records, 0 if version <= 1 else 1, want.fetch_offset)
+            replicas.metrics.converted(want.topic, "fetch", converted)
         except StorageError as exc:
             result.error, result.records = exc.code, b""
 

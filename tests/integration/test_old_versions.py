@@ -128,6 +128,19 @@ def test_fetch_v0_to_v3_down_convert_v2_batches_from_the_fetch_offset(cluster):
         magic = 0 if version <= 1 else 1
         assert got == [(magic, 1, NOW + 1 if magic else None, b"y", b"b", 0),
                        (magic, 2, NOW + 2 if magic else None, b"z", b"c", 0)]
+    _produce(address, topic, 1, _message_set(0, count=5))
+    metrics = _metrics(cluster, address)
+    assert metrics[f'fauxka_topic_message_conversions_total{{api="fetch",topic="{topic}"}}'] == 8  # 4 fetches x 2
+    assert metrics[f'fauxka_topic_message_conversions_total{{api="produce",topic="{topic}"}}'] == 5
+
+
+def _metrics(cluster, address) -> dict[str, float]:
+    import urllib.request
+
+    broker = next(b for b in cluster.brokers.values() if "%s:%d" % b.address == address)
+    text = urllib.request.urlopen(f"http://127.0.0.1:{broker.metrics_port}/metrics", timeout=10).read().decode()
+    return {line.rsplit(" ", 1)[0]: float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+            if line and not line.startswith("#")}
 
 
 def test_log_append_time_topic_answers_produce_v2_with_the_time(cluster):
