@@ -29,19 +29,23 @@ def _topic(cluster, configs=None) -> tuple[str, str]:
             leader = leader_of(cluster, name)
         except (IndexError, StopIteration):
             leader = -1
-        if leader >= 0:
-            return name, "%s:%d" % cluster.brokers[leader].address
+        if leader >= 0 and _leads(address := "%s:%d" % cluster.brokers[leader].address, name):
+            return name, address
         time.sleep(0.1)
     raise AssertionError("no leader")
 
 
-def _ask(address: str, request, response_class, expect_response: bool = True):
+def _leads(address: str, topic: str) -> bool:
+    """The broker itself knows it leads partition 0 (ListOffsets v0 answers it without error)."""
+    request = list_offsets.ListOffsetsRequest_v0(-1, [(topic, [(0, -1, 1)])])
+    return _ask(address, request, list_offsets.ListOffsetsResponse_v0).topics[0][1][0][1] == 0
+
+
+def _ask(address: str, request, response_class):
     host, _, port = address.rpartition(":")
     request.with_header(correlation_id=7, client_id="old-client")
     with socket.create_connection((host, int(port)), timeout=20) as sock:
         sock.sendall(request.encode(header=True, framed=True))
-        if not expect_response:
-            return None
         size = struct.unpack(">i", _read(sock, 4))[0]
         payload = _read(sock, size)
     assert struct.unpack(">i", payload[:4])[0] == 7
