@@ -30,6 +30,7 @@ class LogConfig:
     # KIP-937 (Kafka 3.6+): the bounds that replace difference.max.ms; both apply, tighter wins.
     message_timestamp_before_max_ms: int = LONG_MAX
     message_timestamp_after_max_ms: int = LONG_MAX
+    message_downconversion_enable: bool = True  # Fetch v0-v3 (KafkaApis.maybeConvertFetchedData)
 
     @property
     def compact(self) -> bool:
@@ -94,4 +95,6 @@ class LogConfig:
             message_timestamp_after_max_ms=num(
                 "message.timestamp.after.max.ms", d.message_timestamp_after_max_ms
             ),
+            message_downconversion_enable=str(values.get("message.downconversion.enable", "true")).strip().lower()
+            != "false",
         )

@@ -50,6 +50,24 @@ def _invalid(message: str) -> StorageError:
     return StorageError(ErrorCode.invalid_record, message)
 
 
+def produce_version_error(records, version: int) -> StorageError | None:
+    """Kafka 3.9 `ProduceRequest.validateRecords`: v3+ takes one magic 2 batch (INVALID_RECORD),
+    zstd only from v7 (UNSUPPORTED_COMPRESSION_TYPE); v0-v2 are not checked (old clients send
+    any magic in any version). The first batch's header is read as Kafka's iterator reads it."""
+    if version < 3 or records is None:
+        return None
+    size = B.peek_size(records) if len(records) >= B.LOG_OVERHEAD + 5 else None
+    if size is None or size > len(records):
+        return _invalid(f"Produce requests with version {version} must have at least one record batch per partition")
+    if B.magic_of(records) != 2:
+        return _invalid(f"Produce requests with version {version} are only allowed to contain record batches "
+                        "with magic version 2")
+    if version < 7 and len(records) > B.ATTRIBUTES_OFFSET + 1 and records[B.ATTRIBUTES_OFFSET + 1] & B.CODEC_MASK == 4:
+        return StorageError(ErrorCode.unsupported_compression_type,
+                            f"Produce requests with version {version} are not allowed to use ZStandard compression")
+    return None
+
+
 def split(buf, *, strict: bool) -> list[B.BatchHeader]:
     """The v2 batch headers in buf. strict (client bytes): a length that lies is
     CORRUPT_MESSAGE; otherwise (replica fetch) a trailing partial batch is ignored."""

@@ -1,6 +1,12 @@
-"""Fetch v4-v16: translate to ReplicaManager.fetch and back.
+"""Fetch v0-v16: translate to ReplicaManager.fetch and back.
 
-Versions: v4 isolation_level and last_stable_offset/aborted_transactions; v5 log_start_offset;
+Versions: v0-v1 get magic 0 message sets, v2-v3 magic 1 (down-converted as Kafka 3.x does in
+`maybeConvertFetchedData`: storage/down_convert.py; UNSUPPORTED_VERSION when the topic's
+message.downconversion.enable is false; UNSUPPORTED_COMPRESSION_TYPE for a zstd topic or batch
+before v10); v0-v2 have a hard size limit (no "at least one batch": a batch larger than the
+partition's max bytes is not sent, Kafka's FetchParams.hardMaxBytesLimit); v0-v5 get
+NOT_LEADER_OR_FOLLOWER for KAFKA_STORAGE_ERROR, which they may not know; v1 throttle_time; v3
+max_bytes; v4 isolation_level and last_stable_offset/aborted_transactions; v5 log_start_offset;
 v7 fetch sessions (KIP-227: broker/replication/fetch_sessions.py); v9 current_leader_epoch
 (KIP-320 fencing); v11 rack_id (KIP-392; no preferred read replica: -1); v12 flexible,
 last_fetched_epoch and diverging_epoch, current_leader; v13 topic ids instead of names
@@ -13,6 +19,9 @@ import uuid
 
 from model.acl_model import CLUSTER_NAME
 from model.errors import ErrorCode
+
+from storage.down_convert import down_convert
+from storage.errors import StorageError
 
 from ..protocol.build import build
 from ..protocol.codec import response_schema
@@ -62,7 +71,7 @@ async def handle(ctx, request):
                        part.log_start_offset) for (t, i), part in wanted.items()]
     isolation = int(request.isolation_level)
     results = await ctx.broker.replicas.fetch(wants, replica_id, isolation, int(request.max_wait.total_seconds() * 1000),
-                                              request.min_bytes, request.max_bytes) if wants else []
+                                              request.min_bytes, request.max_bytes, version <= 2) if wants else []
     topics: dict[tuple[str | None, uuid.UUID], list[dict]] = {}
     for name, topic_id, index, code in refused:
         topics.setdefault((name, topic_id), []).append(_partition(index, code))
@@ -70,6 +79,10 @@ async def handle(ctx, request):
     for want, result in zip(wants, results):
         marks = (result.high_watermark, result.last_stable_offset, result.log_start_offset)
         part = wanted[(want.topic, want.index)]
+        if version <= 5 and result.error == ErrorCode.kafka_storage_error:
+            result.error = ErrorCode.not_leader_or_follower  # Kafka's maybeDownConvertStorageError
+        if version < 10 and not follower:
+            _convert(ctx.broker.replicas, want, result, version)
         if FetchSessionCache.changed(part, result.error, result.records, marks) or full:
             topics.setdefault((want.topic, _topic_id(cache, want.topic)), []).append(
                 _data(want.index, result, isolation, hinted))
@@ -81,6 +94,23 @@ async def handle(ctx, request):
                       for (name, topic_id), parts in topics.items()],
         "node_endpoints": node_endpoints(ctx, hinted),
     })
+
+
+def _convert(replicas, want, result, version: int) -> None:
+    """Kafka's maybeConvertFetchedData for a consumer's fetch below v10 (no-op for v4+ unless zstd)."""
+    partition = replicas.partitions.get((want.topic, want.index))
+    config = partition.log.config if partition is not None else None
+    if config is not None and config.compression_type == "zstd":
+        result.error, result.records = ErrorCode.unsupported_compression_type, b""
+    elif version <= 3 and result.error == ErrorCode.none:
+        if config is not None and not config.message_downconversion_enable:
+            result.error, result.records = ErrorCode.unsupported_version, b""
+            return
+        try:
+            result.records, converted = down_convert(result.records, 0 if version <= 1 else 1, want.fetch_offset)
+            replicas.metrics.converted(want.topic, "fetch", converted)
+        except StorageError as exc:
+            result.error, result.records = exc.code, b""
 
 
 def _topic(cache, topic, version: int) -> tuple[str | None, uuid.UUID, ErrorCode]:

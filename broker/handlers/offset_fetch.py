@@ -1,5 +1,10 @@
-"""OffsetFetch v1-v9 (v0 read offsets from ZooKeeper and is absent from kio).
+"""OffsetFetch v0-v9.
 
+v0 reads the offsets OffsetCommit v0 stored in ZooKeeper, not the coordinator's, as Kafka 3.9 in
+ZK mode does (`handleOffsetFetchRequestFromZookeeper`; any broker answers): DESCRIBE on the Group
+(else every partition GROUP_AUTHORIZATION_FAILED), DESCRIBE on each Topic (else
+TOPIC_AUTHORIZATION_FAILED), a partition unknown to the metadata or without a stored offset is
+offset -1 with no error; metadata is always empty. v1 reads the coordinator.
 v2 top-level error_code and topics null = every committed partition; v3 throttle time;
 v5 committed_leader_epoch; v6 flexible; v7 require_stable (KIP-447: UNSTABLE_OFFSET_COMMIT for a partition while a
 transactional commit of it is pending, coordinator/group/txn_offsets.py);
@@ -10,6 +15,8 @@ v8 (KIP-709) several groups per request, each checked for its own coordinator; v
 """
 
 from model.errors import ErrorCode
+from zkstore import ZkError
+from zkstore.consumer_offsets import get_consumer_offset
 
 from ..protocol.build import build
 from ..protocol.codec import response_schema
@@ -19,7 +26,8 @@ _KEY = 9
 
 
 def coordinator_key(request) -> str | None:
-    return request.body.group_id if request.version < 8 else None  # v8+: checked per group below
+    # v0: ZooKeeper, any broker; v8+: checked per group below
+    return request.body.group_id if 0 < request.version < 8 else None
 
 
 def _fetch(ctx, group_id: str, topics, require_stable: bool = False) -> tuple[ErrorCode, list[dict]]:
@@ -65,8 +73,33 @@ async def handle(ctx, request):
             code, topics = _fetch(ctx, g.group_id, g.topics, request.require_stable)
             answers.append({"group_id": g.group_id, "error_code": code, "topics": topics})
         return build(response_schema(_KEY, version), {"throttle_time": 0, "groups": answers})
+    if version == 0:
+        if not ctx.authorized("DESCRIBE", "GROUP", request.group_id):
+            return _single(0, ErrorCode.group_authorization_failed, [], request.topics)
+        return _single(0, ErrorCode.none, await _from_zookeeper(ctx, request.group_id, request.topics))
     code, topics = _fetch(ctx, request.group_id, request.topics, version >= 7 and request.require_stable)
     return _single(version, code, topics, request.topics)
+
+
+async def _from_zookeeper(ctx, group_id: str, asked) -> list[dict]:
+    topics = []
+    for t in asked:
+        allowed = ctx.authorized("DESCRIBE", "TOPIC", t.name)
+        known = ctx.cache.partitions_of(t.name)
+        partitions = []
+        for p in t.partition_indexes:
+            code, offset = ErrorCode.none, None
+            if not allowed:
+                code = ErrorCode.topic_authorization_failed
+            elif p in known:
+                try:
+                    offset = await get_consumer_offset(ctx.broker.zk, group_id, t.name, p)
+                except (ZkError, ValueError):  # Kafka: Errors.forException(e)
+                    code = ErrorCode.unknown_server_error
+            partitions.append({"partition_index": p, "error_code": code, "metadata": "",
+                               "committed_offset": -1 if offset is None else offset, "committed_leader_epoch": -1})
+        topics.append({"name": t.name, "partitions": partitions})
+    return topics
 
 
 def error_response(request, code):

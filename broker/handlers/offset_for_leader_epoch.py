@@ -1,10 +1,12 @@
-"""OffsetForLeaderEpoch v2-v4: the end offset of a leader epoch in the leader's epoch cache.
+"""OffsetForLeaderEpoch v0-v4: the end offset of a leader epoch in the leader's epoch cache.
 
-Versions: v2 current_leader_epoch fencing (KIP-320) and throttle_time; v3 replica_id
-(a follower's request needs ClusterAction; consumers need Describe on the topic, which is what
-makes Java clients use it: KIP-320 `supportsTopicPermission`); v4 flexible. v0-v1 are not in
-kio. The answer is the largest epoch <= the one asked for and where it ends (the log end offset
-for the leader's current epoch); an epoch before the cache's first: -1/-1 (UNDEFINED), no error.
+Versions: v1 leader_epoch in the answer; v2 current_leader_epoch fencing (KIP-320) and
+throttle_time; v3 replica_id (not used to authorize: Kafka 3.9 wants ClusterAction on the cluster, else
+Describe on each topic, which is what makes Java clients use it: KIP-320 `supportsTopicPermission`);
+v4 flexible.
+v0-v1 are derived in protocol/old_versions.py. The answer is the largest epoch <= the one asked for
+and where it ends (the log end offset for the leader's current epoch); an epoch before the cache's
+first: -1/-1 (UNDEFINED), no error.
 """
 
 from model.acl_model import CLUSTER_NAME
@@ -19,10 +21,10 @@ _KEY = 23
 
 async def handle(ctx, request):
     replicas = ctx.broker.replicas
-    replica_id = getattr(request, "replica_id", -1)
-    cluster_action = replica_id < 0 or ctx.authorized("CLUSTER_ACTION", "CLUSTER", CLUSTER_NAME)
+    # Kafka 3.9: ClusterAction on the cluster, else Describe per topic, whatever the replica id
+    cluster_action = ctx.authorized("CLUSTER_ACTION", "CLUSTER", CLUSTER_NAME, log_if_denied=False)
     topics = [{"topic": topic.topic, "partitions": partition_results(
-        ctx, cluster_action and (replica_id >= 0 or ctx.authorized("DESCRIBE", "TOPIC", topic.topic)), topic.topic,
+        ctx, cluster_action or ctx.authorized("DESCRIBE", "TOPIC", topic.topic), topic.topic,
         topic.partitions,
         lambda p: {"partition": p.partition, "error_code": ErrorCode.none, "leader_epoch": -1, "end_offset": -1},
         lambda p, t=topic.topic: dict(zip(("leader_epoch", "end_offset"), replicas.end_offset_for_epoch(

@@ -1,16 +1,21 @@
-"""Produce v3-v11: translate to ReplicaManager.append_records and back.
+"""Produce v0-v11: translate to ReplicaManager.append_records and back.
 
-Versions: v3 adds transactional_id (record batches, magic 2, only); v5 log_start_offset; v8
-record_errors and error_message (per-record errors such as a keyless record on a compacted
-topic); v9 flexible; v10 current_leader with NOT_LEADER_OR_FOLLOWER and node_endpoints
-(KIP-951); v11 nothing new for a broker. v0-v2 are not in kio (Kafka 4 advertises and refuses
-them). acks=0 gets no response at all; when one of its partitions failed the connection is
-closed instead, as Kafka does, so that the producer notices (KafkaApis.handleProduceRequest).
+Versions: v0-v2 carry magic 0/1 message sets (storage converts them to one v2 batch, as Kafka 3.x's
+LogValidator does; Kafka 3.9 does not check the magic of v0-v2 requests); v1 throttle_time; v2
+log_append_time; v3 adds transactional_id and takes exactly one magic 2 batch (else INVALID_RECORD;
+zstd from v7, else UNSUPPORTED_COMPRESSION_TYPE: storage/validator.py produce_version_error); v5
+log_start_offset; v8
+record_errors and error_message (per-record errors such as a keyless record on a compacted topic);
+v9 flexible; v10 current_leader with NOT_LEADER_OR_FOLLOWER and node_endpoints (KIP-951); v11
+nothing new for a broker. v0-v2 are derived in protocol/old_versions.py. acks=0 gets no response at
+all; when one of its partitions failed the connection is closed instead, as Kafka does, so that the
+producer notices (KafkaApis.handleProduceRequest).
 """
 
 import datetime
 
 from model.errors import ErrorCode
+from storage.validator import produce_version_error
 
 from ..protocol.build import build
 from ..protocol.codec import response_schema
@@ -40,6 +45,8 @@ async def handle(ctx, request):
                 errors[key] = ErrorCode.topic_authorization_failed
             elif not known:
                 errors[key] = ErrorCode.unknown_topic_or_partition
+            elif (refused := produce_version_error(data.records, ctx.version)) is not None:
+                errors[key] = refused.code
             elif acks not in (-1, 0, 1):
                 errors[key] = ErrorCode.invalid_required_acks
             else:

@@ -29,13 +29,11 @@ class Api:
     max_version: int
     forwardable: bool = False  # KIP-590: a non-controller forwards it to the controller
     role: Role = field(default=Role.ANY, kw_only=True)  # who answers it; enforced by broker/dispatch.py
-    advertised_min_version: int | None = field(default=None, kw_only=True)  # ApiVersions' minimum when below what is served
 
     @property
     def advertised_range(self) -> tuple[int, int]:
-        """(min, max) as ApiVersions tells clients."""
-        low = self.min_version if self.advertised_min_version is None else self.advertised_min_version
-        return low, self.max_version
+        """(min, max) as ApiVersions tells clients: exactly the versions served."""
+        return self.min_version, self.max_version
 
     def supports(self, version: int) -> bool:
         return self.min_version <= version <= self.max_version
@@ -83,15 +81,15 @@ def _functions(name: str) -> tuple[Callable, Callable | None, Callable | None, C
 TABLE: dict[int, Api] = {
     api.key: api
     for api in (
-        # Produce v0-v2 advertised, never served (Kafka 4's KAFKA-18659): librdkafka before 2.11.1
-        # compresses gzip/snappy/lz4 only when a broker's Produce range starts at 0 (librdkafka#4956)
-        Api(0, "produce", 3, 11, advertised_min_version=0, role=Role.LEADER),
-        Api(1, "fetch", 4, 16, role=Role.LEADER),
-        Api(2, "list_offsets", 1, 9, role=Role.LEADER),
+        # Produce from v0 as Kafka 3.9 (librdkafka before 2.11.1 compresses gzip/snappy/lz4 only
+        # when a broker's Produce range starts at 0: librdkafka#4956)
+        Api(0, "produce", 0, 11, role=Role.LEADER),
+        Api(1, "fetch", 0, 16, role=Role.LEADER),
+        Api(2, "list_offsets", 0, 9, role=Role.LEADER),
         Api(3, "metadata", 0, 12),
         Api(7, "controlled_shutdown", 0, 3, role=Role.CONTROLLER),
-        Api(8, "offset_commit", 2, 9, role=Role.GROUP_COORDINATOR),
-        Api(9, "offset_fetch", 1, 9, role=Role.GROUP_COORDINATOR),
+        Api(8, "offset_commit", 0, 9, role=Role.GROUP_COORDINATOR),
+        Api(9, "offset_fetch", 0, 9, role=Role.GROUP_COORDINATOR),
         Api(10, "find_coordinator", 0, 4),
         Api(11, "join_group", 0, 9, role=Role.GROUP_COORDINATOR),
         Api(12, "heartbeat", 0, 4, role=Role.GROUP_COORDINATOR),
@@ -105,7 +103,7 @@ TABLE: dict[int, Api] = {
         Api(20, "delete_topics", 1, 6, forwardable=True, role=Role.CONTROLLER),
         Api(21, "delete_records", 0, 2, role=Role.LEADER),
         Api(22, "init_producer_id", 0, 5, role=Role.TXN_COORDINATOR),
-        Api(23, "offset_for_leader_epoch", 2, 4, role=Role.LEADER),
+        Api(23, "offset_for_leader_epoch", 0, 4, role=Role.LEADER),
         Api(24, "add_partitions_to_txn", 0, 4, role=Role.TXN_COORDINATOR),
         Api(25, "add_offsets_to_txn", 0, 3, role=Role.TXN_COORDINATOR),
         Api(26, "end_txn", 0, 3, role=Role.TXN_COORDINATOR),

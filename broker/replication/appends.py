@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from model.errors import ErrorCode, KafkaError
+from storage.batch import magic_of
 
 if TYPE_CHECKING:
     from .replica_manager import ReplicaManager
@@ -70,6 +71,8 @@ class Appender:
                                 record_errors=list(getattr(exc, "record_errors", None) or ()))
         if not info.duplicate:
             replicas.metrics.appended(key[0], len(records or b""), info.record_count)
+            if magic_of(records) < 2:  # a magic 0/1 message set, converted to v2 by storage
+                replicas.metrics.converted(key[0], "produce", info.record_count)
         partition.maybe_advance_high_watermark()  # a single-replica ISR: the HW is the end offset
         replicas.high_watermark_moved(partition)  # consumers' and followers' long polls see the append
         return AppendResult(base_offset=info.first_offset, log_append_time=info.log_append_time,

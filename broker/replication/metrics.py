@@ -2,7 +2,9 @@
 
 Per topic: bytes and messages in (BrokerTopicMetrics BytesInPerSec, MessagesInPerSec), bytes out
 to consumers and to followers (BytesOutPerSec, ReplicationBytesOutPerSec); ISR shrinks and
-expands (ReplicaManager IsrShrinksPerSec, IsrExpandsPerSec); under-replicated partitions
+expands (ReplicaManager IsrShrinksPerSec, IsrExpandsPerSec); records converted between message
+formats (ProduceMessageConversionsPerSec: magic 0/1 appends; FetchMessageConversionsPerSec: Fetch
+v0-v3 down-conversion); under-replicated partitions
 (ReplicaManager UnderReplicatedPartitions); log end offset and size per partition
 (Log LogEndOffset, Size), read at scrape time.
 """
@@ -26,6 +28,9 @@ class ReplicationMetrics:
         self.bytes_out = Counter("fauxka_topic_bytes_out", "Bytes fetched by consumers, by topic", ["topic"], registry=r)
         self.replication_bytes_out = Counter("fauxka_topic_replication_bytes_out", "Bytes fetched by followers, by topic",
                                              ["topic"], registry=r)
+        self.conversions = Counter("fauxka_topic_message_conversions",
+                                   "Records converted between message formats (magic 0/1 and 2), by topic and api",
+                                   ["topic", "api"], registry=r)
         self.isr_changes = Counter("fauxka_isr_changes", "ISR shrinks and expands this leader recorded", ["kind"],
                                    registry=r)
         self.under_replicated = Gauge("fauxka_under_replicated_partitions",
@@ -49,6 +54,11 @@ class ReplicationMetrics:
 
     def read(self, topic: str, size: int, follower: bool) -> None:
         self._child(self.replication_bytes_out if follower else self.bytes_out, topic).inc(size)
+
+    def converted(self, topic: str, api: str, records: int) -> None:
+        """BrokerTopicMetrics Produce/FetchMessageConversionsPerSec (api "produce" or "fetch")."""
+        if records:
+            self.conversions.labels(topic, api).inc(records)
 
     def isr_changed(self, kind: str) -> None:
         self.isr_changes.labels(kind).inc()

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from model.errors import ErrorCode, KafkaError
 from storage.errors import OffsetOutOfRange
+from storage.legacy_offsets import legacy_offsets_before
 
 if TYPE_CHECKING:
     from .replica_manager import ReplicaManager
@@ -52,14 +53,16 @@ class Reader:
         self._replicas = replicas
 
     async def fetch(self, wants: list[FetchWant], replica_id: int, isolation_level: int, max_wait_ms: int,
-                    min_bytes: int, max_bytes: int) -> list[FetchResult]:
+                    min_bytes: int, max_bytes: int, hard_max_bytes: bool = False) -> list[FetchResult]:
+        """hard_max_bytes (Fetch v0-v2, Kafka's FetchParams.hardMaxBytesLimit): no "at least one
+        batch" for the first partition; a batch larger than its partition's limit is not sent."""
         follower = replica_id >= 0
         if follower:
             self._record_follower_fetch(wants, replica_id)
         deadline = time.monotonic() + max(max_wait_ms, 0) / 1000
 
         def attempt() -> list[FetchResult] | None:
-            results = self._read_all(wants, follower, isolation_level, max_bytes)
+            results = self._read_all(wants, follower, isolation_level, max_bytes, hard_max_bytes)
             if (max_wait_ms <= 0 or sum(len(r.records) for r in results) >= min_bytes
                     or any(r.error != ErrorCode.none or r.diverging_epoch for r in results)):
                 return results
@@ -67,7 +70,7 @@ class Reader:
 
         results = await self._replicas.purgatory.wait({(w.topic, w.index) for w in wants}, attempt, deadline)
         if results is None:
-            results = self._read_all(wants, follower, isolation_level, max_bytes)
+            results = self._read_all(wants, follower, isolation_level, max_bytes, hard_max_bytes)
         metrics = self._replicas.metrics
         for want, result in zip(wants, results):
             if result.records:
@@ -91,11 +94,11 @@ class Reader:
                 replicas.isr.request_change(partition, new_isr, "expand")
 
     def _read_all(self, wants: list[FetchWant], follower: bool, isolation_level: int,
-                  max_bytes: int) -> list[FetchResult]:
+                  max_bytes: int, hard_max_bytes: bool = False) -> list[FetchResult]:
         results, used = [], 0
         for want in wants:
             limit = min(want.max_bytes, max(max_bytes - used, 0))
-            result = self._read_one(want, follower, isolation_level, limit, min_one_batch=used == 0)
+            result = self._read_one(want, follower, isolation_level, limit, min_one_batch=used == 0 and not hard_max_bytes)
             used += len(result.records)
             results.append(result)
         return results
@@ -156,6 +159,18 @@ class Reader:
             return -1, -1, -1
         offset, ts, epoch = found
         return ts, offset, epoch
+
+    def legacy_offsets(self, topic: str, index: int, timestamp: int, max_num_offsets: int,
+                       from_consumer: bool) -> list[int]:
+        """ListOffsets v0 (Kafka 3.9 `Partition.legacyFetchOffsetsForTimestamp`): the segment
+        boundary offsets before `timestamp`; a consumer's list starts at the high watermark when
+        offsets past it were found. Only the leader answers; raises KafkaError."""
+        log = self._replicas.leader_partition(topic, index, -1).log
+        offsets = legacy_offsets_before(log, timestamp, max_num_offsets, int(time.time() * 1000))
+        high_watermark = log.high_watermark
+        if from_consumer and any(o > high_watermark for o in offsets):
+            offsets = [high_watermark] + [o for o in offsets if o <= high_watermark]
+        return offsets
 
     @staticmethod
     def _epoch_at(log, offset: int) -> int:

@@ -237,13 +237,19 @@ class ReplicaManager:
         return await self.appender.append_records(entries, acks, timeout_ms, origin)
 
     async def fetch(self, wants, replica_id: int, isolation_level: int, max_wait_ms: int, min_bytes: int,
-                    max_bytes: int):
+                    max_bytes: int, hard_max_bytes: bool = False):
         """Fetch: see reads.Reader.fetch."""
-        return await self.reader.fetch(wants, replica_id, isolation_level, max_wait_ms, min_bytes, max_bytes)
+        return await self.reader.fetch(wants, replica_id, isolation_level, max_wait_ms, min_bytes, max_bytes,
+                                       hard_max_bytes)
 
     def offset_for(self, topic: str, index: int, timestamp: int, isolation_level: int, current_leader_epoch: int):
         """ListOffsets: see reads.Reader.offset_for."""
         return self.reader.offset_for(topic, index, timestamp, isolation_level, current_leader_epoch)
+
+    def legacy_offsets(self, topic: str, index: int, timestamp: int, max_num_offsets: int,
+                       from_consumer: bool) -> list[int]:
+        """ListOffsets v0: see reads.Reader.legacy_offsets."""
+        return self.reader.legacy_offsets(topic, index, timestamp, max_num_offsets, from_consumer)
 
     def end_offset_for_epoch(self, topic: str, index: int, epoch: int, current_leader_epoch: int) -> tuple[int, int]:
         """OffsetForLeaderEpoch: (largest epoch <= `epoch`, its end offset) from the leader's epoch cache."""

@@ -27,6 +27,7 @@ class OffsetRequest:
     leader_epoch: int = -1
     metadata: str | None = ""
     expire_timestamp: int = -1
+    commit_timestamp: int = -1  # OffsetCommit v1's own commit time (-1: now), as Kafka 3.9 keeps it
 
 
 @dataclass(slots=True)
@@ -76,7 +77,9 @@ class GroupCoordinator(TxnOffsets, GroupMembership):
             if len(metadata.encode()) > self.config.offset_metadata_max_bytes:
                 results[tp] = ErrorCode.offset_metadata_too_large
             else:
-                accepted[tp] = CommittedOffset(req.offset, req.leader_epoch, metadata, now, req.expire_timestamp)
+                accepted[tp] = CommittedOffset(req.offset, req.leader_epoch, metadata,
+                                               now if req.commit_timestamp == -1 else req.commit_timestamp,
+                                               req.expire_timestamp)
         if accepted:
             records = [(encode_key(OffsetKey(group.group_id, t, p)),
                         encode_offset_value(OffsetValue(c.offset, c.leader_epoch, c.metadata, c.commit_timestamp,
