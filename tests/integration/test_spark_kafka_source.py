@@ -135,3 +135,21 @@ def test_bad_input_is_a_clear_error_never_a_hang(spark, source, cluster, filled)
         with pytest.raises(Exception, match=expected):
             reader.load().collect()
         assert time.monotonic() - started < 40, options
+
+
+def test_fail_on_data_loss_when_records_were_deleted(spark, source, cluster):  # noqa: F811
+    from tests.admin_helpers import send
+    from tests.data_helpers import leader_of
+
+    topic = _topic(cluster, 1)
+    _produce(cluster, topic, 1, 10)
+    response = send(cluster.address_of(leader_of(cluster, topic)), 21, 2, {"timeout": 10000, "topics": [
+        {"name": topic, "partitions": [{"partition_index": 0, "offset": 4}]}]})  # DeleteRecords
+    assert response.topics[0].partitions[0].low_watermark == 4
+    earliest = _reader(spark, source, cluster, topic)
+    assert [r.offset for r in earliest.collect()] == list(range(4, 10))
+    from_deleted = f'{{"{topic}":{{"0":1}}}}'
+    with pytest.raises(Exception, match="were deleted"):
+        _reader(spark, source, cluster, topic, startingOffsets=from_deleted).collect()
+    skipping = _reader(spark, source, cluster, topic, startingOffsets=from_deleted, failOnDataLoss="false")
+    assert [r.offset for r in skipping.collect()] == list(range(4, 10))
