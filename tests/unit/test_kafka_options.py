@@ -35,6 +35,7 @@ def test_offsets_json():
     ({"assign": '{"a":[0]}'}, "Exactly one"),
     ({"kafka.auto.offset.reset": "earliest"}, "auto.offset.reset"),
     ({"includeHeaders": "yes"}, "includeHeaders"),
+    ({"endingTimestamp": "5"}, "endingtimestamp.*not supported"),
     ({"kafka.bootstrap.servers": ""}, "kafka.bootstrap.servers"),
 ])
 def test_bad_options_name_themselves(options, named):
