@@ -166,8 +166,6 @@ def read_range(client: dict, topic: str, partition: int, start: int, end: int, *
                 if include_headers:
                     cols["headers"].append([{"key": k, "value": v} for k, v in (m.headers() or [])])
                 position = offset + 1
-            if position >= end:
-                pass
             if len(cols["offset"]) >= BATCH_ROWS or (position >= end and cols["offset"]):
                 yield _batch(pa, cols, arrow_schema)
                 cols = {n: [] for n in arrow_schema.names}
