@@ -11,6 +11,7 @@ JSON record each, keyed by principal) to a topic of P partitions, then times on 
 
 import argparse
 import json
+import tempfile
 import time
 
 from pipeline import job, kafka_source, session, synthetic
@@ -68,7 +69,7 @@ def main() -> None:
             report_s = None
             if not args.skip_report:
                 started = time.perf_counter()
-                with __import__("tempfile").TemporaryDirectory() as out:
+                with tempfile.TemporaryDirectory() as out:
                     summary = job.run([], out, spark=spark, progress=lambda m: None,
                                       topic=job.TopicInput(bootstrap, "audit"))
                 report_s = time.perf_counter() - started
@@ -76,7 +77,8 @@ def main() -> None:
                 print(f"report from the topic: {report_s:.1f}s ({report_s + spark_start:.1f}s with the Spark start)")
         finally:
             spark.stop()
-    print(json.dumps({"events": args.events, "first_read_s": round(cold_s, 2), "read_s": round(read_s, 2), "records_per_s": round(args.events / read_s),
+    print(json.dumps({"events": args.events, "first_read_s": round(cold_s, 2), "read_s": round(read_s, 2),
+                      "records_per_s": round(args.events / read_s),
                       "report_s": report_s and round(report_s, 2), "spark_start_s": round(spark_start, 2)}))
 
 
