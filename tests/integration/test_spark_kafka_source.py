@@ -89,15 +89,15 @@ def test_starting_and_ending_offsets_variants(spark, source, cluster, filled):  
 def test_streaming_query_restarted_from_its_checkpoint_reads_every_record_once(spark, source, cluster,  # noqa: F811
                                                                                tmp_path):
     topic = _topic(cluster, 2)
-    _produce(cluster, topic, 2, 20)
+    sent = _produce(cluster, topic, 2, 20)
     checkpoint, out = str(tmp_path / "checkpoint"), str(tmp_path / "out")
 
     def run_once():
         stream = (spark.readStream.format(source).option("kafka.bootstrap.servers", cluster.bootstrap)
-                  .option("subscribe", topic).option("startingOffsets", "earliest")
+                  .option("subscribe", topic).option("startingOffsets", "earliest").option("includeHeaders", "true")
                   .option("maxOffsetsPerTrigger", "15").load())
-        query = (stream.selectExpr("CAST(key AS STRING) k", "partition", "offset").writeStream
-                 .format("parquet").option("path", out).option("checkpointLocation", checkpoint)
+        query = (stream.selectExpr("partition", "key", "value", "headers", "unix_millis(timestamp) ts", "offset")
+                 .writeStream.format("parquet").option("path", out).option("checkpointLocation", checkpoint)
                  .trigger(availableNow=True).start())
         assert query.awaitTermination(120)
         return query
@@ -105,11 +105,12 @@ def test_streaming_query_restarted_from_its_checkpoint_reads_every_record_once(s
     first = run_once()
     assert sum(p["numInputRows"] for p in first.recentProgress) == 40
     assert all(p["numInputRows"] <= 15 for p in first.recentProgress)
-    _produce(cluster, topic, 2, 10, first=20)
+    sent += _produce(cluster, topic, 2, 10, first=20)
     run_once()
-    rows = spark.read.parquet(out).collect()
-    assert len(rows) == 60
-    assert sorted((r.partition, r.offset) for r in rows) == [(p, o) for p in range(2) for o in range(30)]
+    rows = sorted(spark.read.parquet(out).collect(), key=lambda r: (r.partition, r.offset))
+    assert [(r.partition, r.offset) for r in rows] == [(p, o) for p in range(2) for o in range(30)]  # each once
+    assert [(r.partition, bytes(r.key), bytes(r.value), [(h.key, bytes(h.value)) for h in r.headers], r.ts)
+            for r in rows] == sorted(sent, key=lambda s: (s[0], s[4]))
 
 
 def test_sink_writes_topic_key_value_and_the_source_reads_them_back(spark, source, cluster):  # noqa: F811
