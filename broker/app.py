@@ -69,6 +69,12 @@ class Broker:
         self._stopped = asyncio.Event()
         self._fatal: BaseException | None = None
         self._tasks: set[asyncio.Task] = set()
+        self.audit_publisher = None
+        if config["audit.topic"]:  # the controller's audit trail, published to a topic as well
+            from .audit_publisher import AuditPublisher
+
+            self.audit_publisher = AuditPublisher(self, config["audit.topic"], log)
+            self.admin.audit.sink = self.audit_publisher.offer
 
     @property
     def is_controller(self) -> bool:
@@ -103,6 +109,8 @@ class Broker:
         self.coordinators.start()
         await register(self.zk, self._registration())
         self.election.start()
+        if self.audit_publisher is not None:
+            self._spawn(self.audit_publisher.run(), "audit-publisher")
         self.metrics.serve(self.config["metrics.host"], self.config["metrics.port"])
         self.log.info("broker started", cluster_id=self.cache.cluster_id,
                       endpoints=[ep.uri() for ep in self._advertised()])
@@ -194,6 +202,8 @@ class Broker:
             self.log.warning("proceeding with an unclean shutdown", error=exc.message)
 
     async def stop(self) -> None:
+        if self.audit_publisher is not None:
+            await self.audit_publisher.flush()
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)

@@ -1,9 +1,10 @@
 """The controller's audit trail: one JSON line per admin write and resource, to `audit.log.file`
-(else to the log)."""
+(else to the log), and to `audit.topic` through `sink` (broker/audit_publisher.py sets it)."""
 
 import json
 import time
 from dataclasses import dataclass, fields
+from collections.abc import Callable
 from typing import Any
 
 
@@ -26,6 +27,7 @@ class AuditLog:
     def __init__(self, path: str | None, log: Any):
         self._file = open(path, "a", buffering=1) if path else None
         self._log = log.bind(component="audit")
+        self.sink: Callable[[bytes, bytes], None] | None = None  # (key: principal, value: the JSON line)
 
     def record(self, caller: Caller, *, resource_type: str, resource_name: str, action: str,
                validate_only: bool, error_code: int, error_message: str | None, latency_ms: float,
@@ -42,8 +44,12 @@ class AuditLog:
             "latency_ms": round(latency_ms, 3),
             **extra,
         }
-        if self._file is not None:  # the trail is the file; the log only repeats it at debug level
-            self._file.write(json.dumps(event, separators=(",", ":")) + "\n")
+        if self._file is not None or self.sink is not None:  # the log only repeats the trail at debug level
+            line = json.dumps(event, separators=(",", ":"))
+            if self._file is not None:
+                self._file.write(line + "\n")
+            if self.sink is not None:
+                self.sink(caller.principal.encode(), line.encode())
             self._log.debug("audit", **event)
         else:
             self._log.info("audit", **event)

@@ -6,8 +6,15 @@ from pathlib import Path
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--audit", action="append", required=True, metavar="PATH",
+    p.add_argument("--audit", action="append", metavar="PATH",
                    help="an audit log, a directory (every audit* file below it) or a glob; .gz too; repeatable")
+    p.add_argument("--bootstrap", metavar="HOST:PORT", help="read the audit trail from a topic on this cluster")
+    p.add_argument("--topic", metavar="NAME", help="the controller's audit.topic (with --bootstrap)")
+    p.add_argument("--kafka", action="append", default=[], metavar="KEY=VALUE",
+                   help="a client setting for --bootstrap (security.protocol=SSL, ...); repeatable")
+    p.add_argument("--follow", action="store_true",
+                   help="keep the report up to date from a streaming query over --topic (Ctrl-C stops)")
+    p.add_argument("--trigger-seconds", type=float, default=10.0, help="--follow: seconds between updates")
     p.add_argument("--out", type=Path, required=True, metavar="DIR",
                    help="where report.md, the PNGs, summary.json and tables/ (Parquet) go")
     p.add_argument("--master", metavar="URL", help="Spark master URL, passed unchanged (default local[2])")
@@ -24,10 +31,44 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         conf = session.parse_conf(args.conf)
-        job.run(args.audit, args.out, master=args.master, conf=conf, spark=_existing_session())
+        topic = _topic(args)
+        if args.follow:
+            return _follow(args, topic, conf)
+        job.run(args.audit or [], args.out, master=args.master, conf=conf, spark=_existing_session(), topic=topic)
     except (inputs.InputError, ValueError) as exc:
         print(f"fauxka report: {exc}", file=sys.stderr)
         return 2
+    return 0
+
+
+def _topic(args: argparse.Namespace):
+    """The topic input, or None; ValueError (exit 2) on a combination that does not make sense."""
+    from pipeline import job, session
+
+    if bool(args.bootstrap) != bool(args.topic):
+        raise ValueError("--bootstrap and --topic go together")
+    if bool(args.audit) == bool(args.topic):
+        raise ValueError("give either --audit PATH or --bootstrap HOST:PORT --topic NAME")
+    if args.follow and not args.topic:
+        raise ValueError("--follow reads a topic: give --bootstrap and --topic")
+    if not args.topic:
+        return None
+    options = {f"kafka.{k}": v for k, v in session.parse_conf(args.kafka).items()}
+    return job.TopicInput(args.bootstrap, args.topic, options)
+
+
+def _follow(args: argparse.Namespace, topic, conf: dict[str, str]) -> int:
+    from pipeline import follow, session
+
+    spark = _existing_session()
+    own = spark is None
+    if own:
+        spark = session.build(args.master, conf)
+    try:
+        follow.follow(topic, args.out, spark, trigger_seconds=args.trigger_seconds)
+    finally:
+        if own:
+            spark.stop()
     return 0
 
 

@@ -155,6 +155,7 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
              "How long the first rebalance of an empty group waits for more members (`fauxka up` and the tests use 0)."),
         _key("group.max.size", "int", 2147483647, at_least(1), "Most members a group may have."),
         _key("audit.log.file", "string", None, doc="fauxka: the controller's audit trail (JSON lines) goes here instead of the log."),
+        _key("audit.topic", "string", None, doc="fauxka: the controller also publishes its audit trail to this topic (one record per event, keyed by principal)."),
         _key("log.file", "string", None, doc="fauxka: JSON log lines go here instead of stderr."),
         _key("fauxka.trace.file", "string", None,
              doc="fauxka: the request trace (JSON lines) goes here while `fauxka trace on` (ZooKeeper's /fauxka/trace) holds."),

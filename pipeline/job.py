@@ -1,12 +1,14 @@
 """The whole report: read, aggregate, write Parquet tables and summary.json, render report.md.
 
     python -m pipeline --audit PATH --out DIR [--master URL]     (the same as `fauxka report`)
+    python -m pipeline --bootstrap HOST:PORT --topic NAME --out DIR     (the trail from `audit.topic`)
 """
 
 import json
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import inputs, session
@@ -14,13 +16,24 @@ from . import inputs, session
 Progress = Callable[[str], None]
 
 
+@dataclass(frozen=True)
+class TopicInput:
+    """The audit trail as records of a topic (`audit.topic`), read with the fauxka-kafka source."""
+
+    bootstrap: str
+    topic: str
+    options: dict = field(default_factory=dict)  # more source options (kafka.security.protocol, ...)
+
+
 def stderr_progress(message: str) -> None:
     print(f"fauxka report: {message}", file=sys.stderr, flush=True)
 
 
 def run(audit: list[str], out: Path, *, master: str | None = None, conf: dict[str, str] | None = None,
-        spark=None, progress: Progress = stderr_progress) -> dict:
-    """Build the report of the audit files named by `audit` into `out`; returns the summary.
+        spark=None, progress: Progress = stderr_progress, topic: "TopicInput | None" = None,
+        lines_path: str | None = None) -> dict:
+    """Build the report of the audit files named by `audit` (or of the records of `topic`, or of
+    the Parquet (source, value) lines at `lines_path`) into `out`; returns the summary.
 
     With `spark` None a session is built on `master` (local[2] by default) and stopped at the
     end; a session passed in is used as it is and left running (its time zone is set to UTC)."""
@@ -34,8 +47,11 @@ def run(audit: list[str], out: Path, *, master: str | None = None, conf: dict[st
     def progress(message: str) -> None:
         tell(f"{message}  [{time.monotonic() - started:.1f}s]")
 
-    files = inputs.resolve(audit)
-    progress(f"{len(files)} audit file(s): {_describe(files)}")
+    files = inputs.resolve(audit) if audit else []
+    if topic is not None:
+        progress(f"topic {topic.topic} on {topic.bootstrap}")
+    elif lines_path is None:
+        progress(f"{len(files)} audit file(s): {_describe(files)}")
     out = Path(out)
     (out / "tables").mkdir(parents=True, exist_ok=True)
     own = spark is None
@@ -46,7 +62,13 @@ def run(audit: list[str], out: Path, *, master: str | None = None, conf: dict[st
     base = None
     try:
         progress("parsing audit lines")
-        base = tables.parse(tables.read_lines(spark, files)).cache()
+        if topic is not None:
+            lines = tables.read_topic(spark, topic.bootstrap, topic.topic, topic.options)
+        elif lines_path is not None:
+            lines = spark.read.parquet(lines_path)
+        else:
+            lines = tables.read_lines(spark, files)
+        base = tables.parse(lines).cache()
         counts = tables.totals(base)
         progress(f"{counts['events']} events, {counts['malformed']} malformed line(s)")
         for i, (name, (build, order)) in enumerate(tables.TABLES.items(), 1):
@@ -61,7 +83,8 @@ def run(audit: list[str], out: Path, *, master: str | None = None, conf: dict[st
             base.unpersist()
         if own:
             spark.stop()
-    summary = {"inputs": audit, "files": files, **counts, "seconds": round(time.monotonic() - started, 3)}
+    inputs_named = audit or ([f"{topic.bootstrap}/{topic.topic}"] if topic else [lines_path])
+    summary = {"inputs": inputs_named, "files": files, **counts, "seconds": round(time.monotonic() - started, 3)}
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     progress("rendering report.md and plots")
     report = markdown.render(out, summary)

@@ -25,6 +25,23 @@ def read_lines(spark: SparkSession, files: list[str]) -> DataFrame:
     return spark.read.text(files).select(F.url_decode(path).alias("source"), "value")
 
 
+def read_topic(spark: SparkSession, bootstrap: str, topic: str, options: dict | None = None) -> DataFrame:
+    """(source, value): every record of `topic` (the controller's `audit.topic`), its source
+    "topic-partition"; through the fauxka-kafka data source (pipeline/kafka_source.py)."""
+    from . import kafka_source
+
+    kafka_source.register(spark)
+    reader = (spark.read.format(kafka_source.FORMAT).option("kafka.bootstrap.servers", bootstrap)
+              .option("subscribe", topic).options(**(options or {})))
+    return lines_of_records(reader.load())
+
+
+def lines_of_records(records: DataFrame) -> DataFrame:
+    """Kafka records (the source's schema) as (source, value) lines."""
+    return records.select(F.concat_ws("-", "topic", F.col("partition").cast("string")).alias("source"),
+                          F.col("value").cast("string").alias("value"))
+
+
 def parse(lines: DataFrame) -> DataFrame:
     """The base frame: blank lines dropped, each other line parsed with the explicit schema."""
     parsed = (lines.where(F.trim("value") != "")

@@ -73,7 +73,15 @@ def test_report_command_passes_master_and_conf_unchanged(monkeypatch, tmp_path):
             "--master", "spark://10.0.0.1:7077", "--conf", "spark.executor.memory=2g"]
     assert cli.main(argv) == 0
     assert calls == [(["a", "b/*.gz"], tmp_path, {"master": "spark://10.0.0.1:7077", "spark": None,
-                                                  "conf": {"spark.executor.memory": "2g"}})]
+                                                  "conf": {"spark.executor.memory": "2g"}, "topic": None})]
+    calls.clear()
+    assert cli.main(["report", "--bootstrap", "h:9092", "--topic", "audit", "--out", str(tmp_path),
+                     "--kafka", "security.protocol=SSL"]) == 0
+    [(audit, _, kw)] = calls
+    assert audit == [] and kw["topic"] == pipeline.job.TopicInput("h:9092", "audit", {"kafka.security.protocol": "SSL"})
+    for bad in (["--bootstrap", "h:9092"], ["--audit", "a", "--bootstrap", "h:1", "--topic", "t"], ["--audit", "a", "--follow"],
+                []):
+        assert cli.main(["report", *bad, "--out", str(tmp_path)]) == 2, bad
     assert cli.main(["report", "--audit", "a", "--out", str(tmp_path), "--conf", "bad"]) == 2
     with pytest.raises(SystemExit):
         cli.main(["report", "--audit", "a"])  # --out is required

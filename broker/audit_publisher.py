@@ -1,0 +1,119 @@
+"""The controller's audit trail published to a topic (`audit.topic`): one record per event, keyed
+by principal, its value the same JSON line as `audit.log.file` holds, so `fauxka report --bootstrap
+HOST:PORT --topic NAME` builds the same report as from the files.
+
+Records go through aiokafka's producer (acks=all, idempotent) to the cluster's inter-broker
+listener, secured and authenticated as this broker (as Kafka's own clients inside a broker do,
+e.g. its metrics reporters). Recording never waits on the network: events queue here (at most
+MAX_QUEUED; beyond that the oldest are dropped and counted in the log) and one task owned by the
+broker sends them. The topic is created with the cluster's defaults on first use when
+auto.create.topics.enable is on; create it beforehand otherwise.
+"""
+
+import asyncio
+import collections
+from typing import TYPE_CHECKING, Any
+
+from .config import inter_broker_credentials
+
+if TYPE_CHECKING:
+    from .app import Broker
+
+MAX_QUEUED = 100_000
+RETRY_S = 1.0
+FLUSH_S = 10.0
+
+
+class AuditPublisher:
+    def __init__(self, broker: "Broker", topic: str, log: Any):
+        self.broker = broker
+        self.topic = topic
+        self.log = log.bind(component="audit-publisher", topic=topic)
+        self._queue: collections.deque[tuple[bytes, bytes]] = collections.deque()
+        self._wake = asyncio.Event()
+        self._producer = None
+        self.dropped = 0
+        self.sent = 0
+
+    def offer(self, key: bytes, value: bytes) -> None:
+        """Queue one record (never blocks); the oldest is dropped when MAX_QUEUED are waiting."""
+        if len(self._queue) >= MAX_QUEUED:
+            self._queue.popleft()
+            self.dropped += 1
+        self._queue.append((key, value))
+        self._wake.set()
+
+    def _bootstrap(self) -> list[str]:
+        listener = self.broker.config.inter_broker_listener
+        found = []
+        for registration in self.broker.cache.brokers.values():
+            endpoint = registration.endpoint(listener)
+            if endpoint is not None:
+                found.append(f"{endpoint.host}:{endpoint.port}")
+        return sorted(found)
+
+    async def _connect(self):
+        from aiokafka import AIOKafkaProducer
+
+        settings: dict[str, Any] = {"acks": "all", "enable_idempotence": True, "linger_ms": 20,
+                                    "client_id": f"fauxka-audit-{self.broker.broker_id}",
+                                    "request_timeout_ms": 30_000}
+        tls = self.broker.config.tls.inter_broker
+        credentials = inter_broker_credentials(self.broker.config)
+        if credentials is not None:
+            mechanism, user, password = credentials
+            settings.update(security_protocol="SASL_SSL" if tls else "SASL_PLAINTEXT", sasl_mechanism=mechanism,
+                            sasl_plain_username=user, sasl_plain_password=password)
+        elif tls is not None:
+            settings["security_protocol"] = "SSL"
+        if tls is not None:
+            settings["ssl_context"] = tls
+        producer = AIOKafkaProducer(bootstrap_servers=self._bootstrap(), **settings)
+        await asyncio.wait_for(producer.start(), 30)
+        return producer
+
+    async def run(self) -> None:
+        """Send what is queued, in order, until cancelled; a failed send is retried after RETRY_S."""
+        try:
+            while True:
+                if not self._queue:
+                    self._wake.clear()
+                    await self._wake.wait()
+                try:
+                    await self._send_queued()
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:  # the cluster is unreachable or the topic is not there yet
+                    self.log.warning("audit records not published yet", error=repr(exc), queued=len(self._queue))
+                    await self._close_producer()
+                    await asyncio.sleep(RETRY_S)
+        finally:
+            await self._close_producer()
+
+    async def _send_queued(self) -> None:
+        if self._producer is None:
+            self._producer = await self._connect()
+        while self._queue:
+            batch = [self._queue[i] for i in range(min(len(self._queue), 1000))]
+            futures = [await self._producer.send(self.topic, value, key=key) for key, value in batch]
+            await asyncio.wait_for(asyncio.gather(*futures), 60)
+            for _ in batch:  # acknowledged: only now leave the queue
+                self._queue.popleft()
+            self.sent += len(batch)
+
+    async def flush(self, timeout_s: float = FLUSH_S) -> None:
+        """Wait (at most timeout_s) until every queued record is acknowledged: before shutdown."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        while self._queue and loop.time() < deadline:
+            await asyncio.sleep(0.05)
+        if self._queue or self.dropped:
+            self.log.warning("audit records not published", left=len(self._queue), dropped=self.dropped)
+
+    async def _close_producer(self) -> None:
+        producer, self._producer = self._producer, None
+        if producer is not None:
+            try:
+                await asyncio.wait_for(producer.stop(), 10)
+            except (asyncio.TimeoutError, Exception) as exc:
+                self.log.info("audit producer closed uncleanly", error=repr(exc))

@@ -1,0 +1,185 @@
+"""The Kafka side of the `fauxka-kafka` data source, through confluent-kafka (librdkafka):
+partition discovery and offset look-ups on the driver, and reading one offset range on an
+executor with assign + seek (no consumer group, nothing committed to Kafka: the offsets live in
+Spark's checkpoint, as with Spark's own connector).
+
+Every call has a deadline: an unreachable bootstrap server or a missing topic is an error that
+names it, never a hang.
+"""
+
+import uuid
+from collections.abc import Iterator
+
+from .kafka_options import EARLIEST, LATEST, OptionError, SourceOptions
+
+METADATA_TIMEOUT_S = 15.0
+BATCH_ROWS = 8192
+
+
+class KafkaSourceError(RuntimeError):
+    """The cluster could not answer what the source needs (the message says which server or topic)."""
+
+
+def consumer(client: dict, **extra):
+    from confluent_kafka import Consumer
+
+    conf = {"group.id": f"fauxka-spark-{uuid.uuid4().hex[:12]}", "enable.auto.commit": False,
+            "enable.auto.offset.store": False, "auto.offset.reset": "error",
+            "enable.partition.eof": True, **client, **extra}
+    return Consumer(conf)
+
+
+def topic_partitions(c, options: SourceOptions) -> list[tuple[str, int]]:
+    """The (topic, partition) pairs the subscription names, sorted; KafkaSourceError when the
+    cluster does not answer in time or a subscribed topic does not exist."""
+    from confluent_kafka import KafkaException
+
+    servers = options.client["bootstrap.servers"]
+    try:
+        metadata = c.list_topics(timeout=METADATA_TIMEOUT_S)
+    except KafkaException as exc:
+        raise KafkaSourceError(f"no answer from kafka.bootstrap.servers={servers} within "
+                               f"{METADATA_TIMEOUT_S:.0f}s: {exc.args[0]}") from None
+    sub = options.subscription
+    found = {t: sorted(m.partitions) for t, m in metadata.topics.items() if m.error is None}
+    if sub.kind == "subscribe":
+        missing = [t for t in sub.topics if t not in found]
+        if missing:
+            raise KafkaSourceError(f"topic(s) {', '.join(missing)} not found on {servers}")
+    if sub.kind == "assign":
+        missing = [f"{t}-{p}" for t, p in sub.assigned if p not in found.get(t, ())]
+        if missing:
+            raise KafkaSourceError(f"assigned partition(s) {', '.join(missing)} not found on {servers}")
+        return sorted(set(sub.assigned))
+    return sorted((t, p) for t, ps in found.items() if sub.matches(t) and not t.startswith("__") for p in ps)
+
+
+def watermarks(c, pairs: list[tuple[str, int]]) -> dict[tuple[str, int], tuple[int, int]]:
+    """(log start, end) per partition; the end is the last stable offset under read_committed."""
+    from confluent_kafka import KafkaException, TopicPartition
+
+    result = {}
+    for t, p in pairs:
+        try:
+            result[(t, p)] = c.get_watermark_offsets(TopicPartition(t, p), timeout=METADATA_TIMEOUT_S)
+        except KafkaException as exc:
+            raise KafkaSourceError(f"offsets of {t}-{p}: {exc.args[0]}") from None
+    return result
+
+
+def by_timestamp(c, wanted: dict[tuple[str, int], int], ends: dict) -> dict[tuple[str, int], int]:
+    """The first offset at or after each timestamp (ListOffsets); the end when there is none."""
+    from confluent_kafka import KafkaException, TopicPartition
+
+    if not wanted:
+        return {}
+    try:
+        found = c.offsets_for_times([TopicPartition(t, p, ts) for (t, p), ts in wanted.items()],
+                                    timeout=METADATA_TIMEOUT_S)
+    except KafkaException as exc:
+        raise KafkaSourceError(f"offsets by timestamp: {exc.args[0]}") from None
+    return {(tp.topic, tp.partition): tp.offset if tp.offset >= 0 else ends[(tp.topic, tp.partition)][1]
+            for tp in found}
+
+
+def resolve(position, pairs, marks, default: int) -> dict[tuple[str, int], int]:
+    """"earliest"/"latest"/{topic: {partition: offset}} as an offset per partition; -2/-1 resolved."""
+    result = {}
+    for tp in pairs:
+        if position == "earliest":
+            offset = EARLIEST
+        elif position == "latest":
+            offset = LATEST
+        else:
+            if tp[0] not in position:
+                raise OptionError(f"offsets JSON names no offset for topic {tp[0]}")
+            offset = position[tp[0]].get(tp[1], default)
+        result[tp] = marks[tp][0] if offset == EARLIEST else marks[tp][1] if offset == LATEST else offset
+    return result
+
+
+def starting_offsets(c, options: SourceOptions, pairs, marks) -> dict[tuple[str, int], int]:
+    if options.starting_by_timestamp is not None:
+        wanted = {tp: options.starting_by_timestamp[tp[0]][tp[1]] for tp in pairs
+                  if tp[1] in options.starting_by_timestamp.get(tp[0], {})}
+        missing = [f"{t}-{p}" for t, p in pairs if (t, p) not in wanted]
+        if missing:
+            raise OptionError(f"startingOffsetsByTimestamp names no timestamp for {', '.join(missing)}")
+        return by_timestamp(c, wanted, marks)
+    if options.starting_timestamp is not None:
+        return by_timestamp(c, {tp: options.starting_timestamp for tp in pairs}, marks)
+    return resolve(options.starting, pairs, marks, EARLIEST)
+
+
+def read_range(client: dict, topic: str, partition: int, start: int, end: int, *,
+               fail_on_data_loss: bool, include_headers: bool, poll_timeout_ms: int,
+               arrow_schema) -> Iterator:
+    """Records [start, end) of one partition as Arrow record batches in the source's schema.
+    Records deleted before `start` could be read fail the read (failOnDataLoss) or are skipped."""
+    import time
+
+    import pyarrow as pa
+    from confluent_kafka import KafkaError, TopicPartition
+
+    c = consumer(client, **{"fetch.wait.max.ms": 100})
+    try:
+        low, high = c.get_watermark_offsets(TopicPartition(topic, partition), timeout=METADATA_TIMEOUT_S)
+        if start < low:
+            if fail_on_data_loss:
+                raise KafkaSourceError(
+                    f"{topic}-{partition}: offsets {start}..{low - 1} were deleted (log start {low}) "
+                    "before they were read; set failOnDataLoss=false to skip them")
+            start = low
+        if start >= end:
+            return
+        c.assign([TopicPartition(topic, partition, start)])
+        cols: dict[str, list] = {n: [] for n in arrow_schema.names}
+        position = start
+        deadline = time.monotonic() + poll_timeout_ms / 1000
+        while position < end:
+            messages = c.consume(num_messages=BATCH_ROWS, timeout=0.5)
+            if not messages:
+                if time.monotonic() > deadline:
+                    raise KafkaSourceError(f"{topic}-{partition}: no record at offset {position} within "
+                                           f"kafkaConsumer.pollTimeoutMs={poll_timeout_ms}")
+                continue
+            deadline = time.monotonic() + poll_timeout_ms / 1000
+            for m in messages:
+                err = m.error()
+                if err is not None:
+                    if err.code() == KafkaError._PARTITION_EOF:
+                        position = max(position, m.offset())  # control records / aborted data end here
+                        continue
+                    raise KafkaSourceError(f"{topic}-{partition}: {err.str()}")
+                offset = m.offset()
+                if offset >= end:
+                    position = end
+                    break
+                kind, ts = m.timestamp()
+                cols["key"].append(m.key())
+                cols["value"].append(m.value())
+                cols["topic"].append(topic)
+                cols["partition"].append(partition)
+                cols["offset"].append(offset)
+                cols["timestamp"].append(ts * 1000)
+                cols["timestampType"].append(kind - 1)  # librdkafka: 1 create, 2 log append; Spark: 0, 1
+                if include_headers:
+                    cols["headers"].append([{"key": k, "value": v} for k, v in (m.headers() or [])])
+                position = offset + 1
+            if len(cols["offset"]) >= BATCH_ROWS or (position >= end and cols["offset"]):
+                yield _batch(pa, cols, arrow_schema)
+                cols = {n: [] for n in arrow_schema.names}
+        if cols["offset"]:
+            yield _batch(pa, cols, arrow_schema)
+    finally:
+        c.close()
+
+
+def _batch(pa, cols: dict, schema):
+    arrays = []
+    for f in schema:
+        if f.name == "timestamp":
+            arrays.append(pa.array(cols[f.name], pa.int64()).cast(f.type))
+        else:
+            arrays.append(pa.array(cols[f.name], f.type))
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
