@@ -129,6 +129,19 @@ class ClientQuotaManager:
         self._observe(key, throttle)
         return throttle
 
+    def unrecord(self, principal: str, client_id: str, value: float, now_ms: float) -> None:
+        """ClientQuotaManager.unrecordQuotaSensor: a throttled Fetch answers empty, so its bytes are taken
+        back (recorded as a negative value, as Kafka does)."""
+        found = self.quota(principal, client_id)
+        if found is not None:
+            self._sensor(*found).record(-value, now_ms)
+
+    def max_value_in_window(self, principal: str, client_id: str) -> float | None:
+        """ClientQuotaManager.getMaxValueInQuotaWindow: the most a client may take in (num - 1) windows
+        without being throttled (a consumer's Fetch max_bytes is capped to it); None: no quota."""
+        found = self.quota(principal, client_id)
+        return None if found is None else found[1] * (self.window_num - 1) * self.window_ms / 1000
+
     def _observe(self, key: tuple[str, str], throttle: int) -> None:
         if self._metrics is not None and throttle > 0:
             self._metrics.quota_throttle_seconds.labels(self.quota_type, *key).inc(throttle / 1000)

@@ -18,7 +18,7 @@ from pyspark.sql.types import (ArrayType, BinaryType, IntegerType, LongType, Str
                                StructType, TimestampType)
 
 from . import kafka_client as kc
-from .kafka_options import EARLIEST, SourceOptions, rate_limit, source_options
+from .kafka_options import SourceOptions, rate_limit, source_options
 
 try:  # Spark 4.2+: Trigger.AvailableNow honours maxOffsetsPerTrigger
     from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow

@@ -12,9 +12,11 @@ v7 fetch sessions (KIP-227: broker/replication/fetch_sessions.py); v9 current_le
 last_fetched_epoch and diverging_epoch, current_leader; v13 topic ids instead of names
 (UNKNOWN_TOPIC_ID); v15 replica_state replaces replica_id (KIP-903); v16 node_endpoints
 (KIP-951). A follower's fetch (replica_id >= 0) needs ClusterAction on the cluster; a consumer's
-Read on each topic (TOPIC_AUTHORIZATION_FAILED).
+Read on each topic (TOPIC_AUTHORIZATION_FAILED). consumer_byte_rate: a consumer's max_bytes is capped
+to what its quota allows in a window; over the quota the answer is empty with throttle_time_ms.
 """
 
+import time
 import uuid
 
 from model.acl_model import CLUSTER_NAME
@@ -70,8 +72,23 @@ async def handle(ctx, request):
     wants = [FetchWant(t, i, part.fetch_offset, part.max_bytes, part.current_leader_epoch, part.last_fetched_epoch,
                        part.log_start_offset) for (t, i), part in wanted.items()]
     isolation = int(request.isolation_level)
+    quota, client_id = ctx.broker.quotas.fetch, ctx.request.client_id or ""
+    max_bytes, min_bytes = request.max_bytes, request.min_bytes
+    window_bytes = None if follower else quota.max_value_in_window(ctx.principal, client_id)
+    if window_bytes is not None:  # more than the quota allows in a window would certainly be throttled
+        max_bytes = min(max_bytes, int(window_bytes))
+        min_bytes = min(min_bytes, max_bytes)
     results = await ctx.broker.replicas.fetch(wants, replica_id, isolation, int(request.max_wait.total_seconds() * 1000),
-                                              request.min_bytes, request.max_bytes, version <= 2) if wants else []
+                                              min_bytes, max_bytes, version <= 2) if wants else []
+    throttle = 0 if follower else _bandwidth_throttle(ctx, results)
+    if throttle > 0:  # KafkaApis: an empty answer carrying the throttle time; the session stays as it was
+        if session is not None and full:
+            sessions.discard(session)
+        elif session is not None:
+            sessions.advance(session)
+        return build(response_schema(_KEY, version), {
+            "throttle_time": throttle, "error_code": ErrorCode.none,
+            "session_id": session.id if session is not None and not full else 0, "responses": ()})
     topics: dict[tuple[str | None, uuid.UUID], list[dict]] = {}
     for name, topic_id, index, code in refused:
         topics.setdefault((name, topic_id), []).append(_partition(index, code))
@@ -111,6 +128,19 @@ def _convert(replicas, want, result, version: int) -> None:
             replicas.metrics.converted(want.topic, "fetch", converted)
         except StorageError as exc:
             result.error, result.records = exc.code, b""
+
+
+def _bandwidth_throttle(ctx, results) -> int:
+    """consumer_byte_rate (KafkaApis.handleFetchRequest): a consumer's response bytes are recorded; over
+    the quota the bytes are taken back and the answer is empty with the throttle time, the connection muted
+    for it (KIP-219; the server mutes). Followers' fetches are not under client quotas. The size counted
+    is the records' (Kafka counts the whole response: a few dozen bytes more per partition)."""
+    size = sum(len(r.records or b"") for r in results)
+    principal, client_id, now_ms = ctx.principal, ctx.request.client_id or "", time.time() * 1000
+    throttle = ctx.broker.quotas.fetch.record(principal, client_id, size, now_ms)
+    if throttle > 0:
+        ctx.broker.quotas.fetch.unrecord(principal, client_id, size, now_ms)
+    return throttle
 
 
 def _topic(cache, topic, version: int) -> tuple[str | None, uuid.UUID, ErrorCode]:

@@ -10,9 +10,12 @@ v9 flexible; v10 current_leader with NOT_LEADER_OR_FOLLOWER and node_endpoints (
 nothing new for a broker. v0-v2 are derived in protocol/old_versions.py. acks=0 gets no response at
 all; when one of its partitions failed the connection is closed instead, as Kafka does, so that the
 producer notices (KafkaApis.handleProduceRequest).
+producer_byte_rate: the request's size is recorded after the append; throttle_time_ms answers it
+and the connection is muted (KIP-219); acks=0 is muted without a response.
 """
 
 import datetime
+import time
 
 from model.errors import ErrorCode
 from storage.validator import produce_version_error
@@ -52,15 +55,26 @@ async def handle(ctx, request):
             else:
                 entries[key] = data.records or b""
     results = await ctx.broker.replicas.append_records(entries, acks, timeout_ms) if entries else {}
+    throttle = _bandwidth_throttle(ctx)
     if acks == 0:
         if errors or any(r.error != ErrorCode.none for r in results.values()):
             if ctx.connection is not None:
                 ctx.connection.close_after_response = True
+        elif throttle > 0 and ctx.connection is not None:  # no response to carry it: the channel is muted
+            ctx.connection.muted_until = max(ctx.connection.muted_until, time.monotonic() + throttle / 1000)
         return None
-    return _response(ctx, order, errors, results)
+    return _response(ctx, order, errors, results, throttle)
 
 
-def _response(ctx, order, errors, results):
+def _bandwidth_throttle(ctx) -> int:
+    """producer_byte_rate: after the append Kafka records the request's size (request.sizeInBytes) and
+    answers with the throttle time; the server mutes the connection for it (KIP-219). acks=0 is throttled
+    too, by muting alone (sendNoOpResponseExemptThrottle)."""
+    return ctx.broker.quotas.produce.record(ctx.principal, ctx.request.client_id or "", len(ctx.request.frame),
+                                            time.time() * 1000)
+
+
+def _response(ctx, order, errors, results, throttle: int = 0):
     replicas = ctx.broker.replicas
     topics: dict[str, list[dict]] = {}
     hinted: set[int] = set()
@@ -84,7 +98,7 @@ def _response(ctx, order, errors, results):
         topics.setdefault(key[0], []).append(entry)
     return build(response_schema(_KEY, ctx.version), {
         "responses": [{"name": name, "partition_responses": parts} for name, parts in topics.items()],
-        "throttle_time": 0,
+        "throttle_time": throttle,
         "node_endpoints": node_endpoints(ctx, hinted),
     })
 

@@ -79,6 +79,11 @@ class FetchSessionCache:
         self._sessions[session.id] = session
         return session
 
+    def discard(self, session: Session) -> None:
+        """A full fetch answered throttled creates no session (FullFetchContext.getThrottledResponse
+        answers INVALID_SESSION_ID): the one begin() opened for it goes."""
+        self._sessions.pop(session.id, None)
+
     @staticmethod
     def update(session: Session, wanted: dict[tuple[str, int], SessionPartition],
                forgotten: list[tuple[str, int]]) -> None:

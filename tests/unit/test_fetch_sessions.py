@@ -52,3 +52,12 @@ def test_incremental_updates_and_what_an_answer_includes():
     cache.update(session, {("t", 0): SessionPartition(7, 100)}, [("t", 1)])
     assert list(session.partitions) == [("t", 0)] and session.partitions[("t", 0)].fetch_offset == 7
     assert session.partitions[("t", 0)].sent == (3, 3, 0)  # what the client was told stays known
+
+
+def test_a_discarded_session_is_gone():
+    cache = FetchSessionCache(10)
+    error, session, full = cache.begin(0, 0)
+    assert session is not None and full and len(cache) == 1
+    cache.discard(session)
+    assert len(cache) == 0
+    assert cache.begin(session.id, 1)[0] == ErrorCode.fetch_session_id_not_found

@@ -72,3 +72,16 @@ def test_mutation_quota_strict_and_permissive():
     assert manager.throttle("User:alice", "c", 0) == 9000
     assert manager.admit("User:alice", "c", 1, 0, strict=False)  # permissive: always passes
     assert manager.admit("User:bob", "c", 1000, 0, strict=True)  # no quota for bob
+
+
+def test_byte_rate_unrecord_and_window_cap():
+    configs = Configs({(None, "app"): {"consumer_byte_rate": "1000"}})
+    fetch = ClientQuotaManager("consumer_byte_rate", configs, 11, 1)
+    assert fetch.max_value_in_window("User:ANONYMOUS", "app") == 10000  # 1000 B/s over num - 1 windows
+    assert fetch.max_value_in_window("User:ANONYMOUS", "other") is None
+    assert fetch.record("User:ANONYMOUS", "app", 9000, 0) == 0  # 9000 B over 10 s: within
+    throttle = fetch.record("User:ANONYMOUS", "app", 6000, 100)  # 15000 B over 10.1 s
+    assert throttle == 4900  # (15000 / 10.1 - 1000) / 1000 * 10100 ms
+    fetch.unrecord("User:ANONYMOUS", "app", 6000, 100)  # the throttled fetch answered empty
+    assert fetch.record("User:ANONYMOUS", "app", 0, 200) == 0
+    assert fetch.record("User:ANONYMOUS", "other", 10 ** 9, 200) == 0
