@@ -22,21 +22,26 @@ async def handle(ctx, request):
     broker = ctx.broker
     refused = refusal(ctx, request.broker_id, request.broker_epoch)
     if refused is not None:
-        return _answer(ctx, refused)
+        return _answer(ctx.version, refused)
     try:
         block = await allocate(broker.admin, request.broker_id)
     except ControllerMoved as exc:
         broker.admin.election.resign(str(exc))
-        return _answer(ctx, ErrorCode.not_controller)
+        return _answer(ctx.version, ErrorCode.not_controller)
     except ZkUnavailable:
-        return _answer(ctx, ErrorCode.request_timed_out)
+        return _answer(ctx.version, ErrorCode.request_timed_out)
     except KafkaError as exc:
-        return _answer(ctx, exc.code)
+        return _answer(ctx.version, exc.code)
     ctx.log.info("producer id block allocated", broker=request.broker_id, start=block.block_start,
                  end=block.block_end)
-    return _answer(ctx, ErrorCode.none, block.block_start, block.block_end - block.block_start + 1)
+    return _answer(ctx.version, ErrorCode.none, block.block_start, block.block_end - block.block_start + 1)
 
 
-def _answer(ctx, error: ErrorCode, start: int = -1, length: int = 0):
-    return build(response_schema(_KEY, ctx.version), {"throttle_time": 0, "error_code": error,
-                                                      "producer_id_start": start, "producer_id_len": length})
+def _answer(version: int, error: ErrorCode, start: int = -1, length: int = 0):
+    return build(response_schema(_KEY, version), {"throttle_time": 0, "error_code": error,
+                                                  "producer_id_start": start, "producer_id_len": length})
+
+
+def error_response(request, code):
+    """AllocateProducerIdsRequest.getErrorResponse (dispatch's NOT_CONTROLLER): no block, start 0."""
+    return _answer(request.version, code, 0, 0)

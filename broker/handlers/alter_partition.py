@@ -65,3 +65,8 @@ def _topic(version: int, name_or_id, partitions: list[dict]) -> dict:
 
 def _top_level(version: int, error: ErrorCode):
     return build(response_schema(_KEY, version), {"throttle_time": 0, "error_code": error, "topics": []})
+
+
+def error_response(request, code):
+    """AlterPartitionRequest.getErrorResponse (dispatch's NOT_CONTROLLER): top-level error, no topics."""
+    return _top_level(request.version, code)

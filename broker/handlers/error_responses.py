@@ -50,10 +50,6 @@ def error_response(request: Request, code: int):
         values = {"error_code": code, "replica_election_results": [
             {"topic": t.topic, "partition_result": [{"partition_id": p, **error} for p in t.partitions]}
             for t in body.topic_partitions or ()]}
-    elif key == 56:  # AlterPartitionRequest.getErrorResponse: top-level error, no topics
-        values = {"error_code": code, "topics": ()}
-    elif key == 67:  # AllocateProducerIdsRequest.getErrorResponse: no block
-        values = {"error_code": code, "producer_id_start": 0, "producer_id_len": 0}
     elif key in (39, 40):  # expiry timestamp left at 0
         values = {"error_code": code, "expiry_timestamp": 0}
     else:  # responses with one top-level error
