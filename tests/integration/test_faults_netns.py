@@ -54,6 +54,7 @@ class NetnsCluster:
         self.bridge = f"{self.tag}br"
         self.namespaces: dict[str, str] = {}  # host -> namespace
         self.root_links: list[str] = []
+        self.forward_rule: list[str] | None = None  # an iptables FORWARD rule this run added
         self.processes: list[subprocess.Popen] = []
         self.brokers: dict[int, subprocess.Popen] = {}
         self.chroot = f"/fauxka-netns-{os.getpid()}"
@@ -76,6 +77,7 @@ class NetnsCluster:
         self.root_links.append(self.bridge)
         _ip("addr", "add", f"10.201.{self.n}.1/24", "dev", self.bridge)
         _ip("link", "set", self.bridge, "up")
+        self._let_the_bridge_forward()
         for host, ns in self.namespaces.items():
             outer = f"{self.tag}{host}"  # fx<pid>zk, fx<pid>b1: at most 15 characters
             _ip("link", "add", outer, "type", "veth", "peer", "name", "eth0", "netns", ns)
@@ -85,6 +87,17 @@ class NetnsCluster:
             _ip("-n", ns, "addr", "add", f"{self.ips[host]}/24", "dev", "eth0")
             _ip("-n", ns, "link", "set", "lo", "up")
             _ip("-n", ns, "link", "set", "eth0", "up")
+
+    def _let_the_bridge_forward(self) -> None:
+        """With br_netfilter loaded, frames between two ports of a bridge pass iptables' FORWARD chain,
+        and a Docker engine on the machine sets that chain's policy to DROP: the brokers could not
+        reach ZooKeeper. Accept this bridge's own traffic for the test's lifetime."""
+        nf = Path("/proc/sys/net/bridge/bridge-nf-call-iptables")
+        if not nf.exists() or nf.read_text().strip() != "1" or shutil.which("iptables") is None:
+            return
+        rule = ["FORWARD", "-i", self.bridge, "-o", self.bridge, "-j", "ACCEPT"]
+        subprocess.run(["iptables", "-I", *rule], capture_output=True, text=True, timeout=15, check=True)
+        self.forward_rule = rule
 
     def set_link(self, host: str, up: bool) -> None:
         _ip("-n", self.namespaces[host], "link", "set", "eth0", "up" if up else "down")
@@ -160,6 +173,8 @@ class NetnsCluster:
         brokers = list(self.brokers.values())
         self._stop(brokers)
         self._stop([p for p in self.processes if p not in brokers])
+        if self.forward_rule is not None:
+            subprocess.run(["iptables", "-D", *self.forward_rule], capture_output=True, timeout=15, check=False)
         for ns in self.namespaces.values():  # takes its end of each veth pair, so the pair, with it
             _ip("netns", "del", ns, check=False)
         for link in self.root_links:
