@@ -13,7 +13,9 @@ from typing import Any
 from model.broker_keys import BROKER_CONFIGS, PASSTHROUGH_PREFIXES, ConfigKey
 from model.topic_configs import BROKER_SYNONYM_KEYS, ConfigValidationError, validate_broker_synonym
 
+from .auth.sasl_config import SaslConfigError, load as load_sasl
 from .properties import parse_properties
+from .tls.settings import TlsConfigError, load as load_tls
 
 
 class ConfigError(Exception):
@@ -55,11 +57,10 @@ class BrokerConfig:
                     "advertised.listeners cannot use the nonroutable meta-address 0.0.0.0."
                 )
         self.inter_broker_listener = _inter_broker_listener(values["inter.broker.listener.name"], self.listeners)
-        from .auth.sasl_config import load as load_sasl  # imports this module
-
-        self.sasl = load_sasl(self)  # SASL listeners' mechanisms and JAAS entries, inter-broker credentials
-        from .tls.settings import TlsConfigError, load as load_tls  # imports model only; kept beside load_sasl
-
+        try:
+            self.sasl = load_sasl(self)  # SASL listeners' mechanisms and JAAS entries, inter-broker credentials
+        except SaslConfigError as exc:
+            raise ConfigError(str(exc)) from None
         try:
             self.tls = load_tls(self)  # TLS listeners' server contexts, the inter-broker client context
         except TlsConfigError as exc:

@@ -12,8 +12,12 @@
 import re
 from dataclasses import dataclass
 
-from ..config import ConfigError
 from .jaas import PLAIN_MODULE, SCRAM_MODULE, JaasEntry, JaasError, server_entry
+
+
+class SaslConfigError(ValueError):
+    """A bad SASL setting; broker.config turns it into its ConfigError (naming the key)."""
+
 
 SUPPORTED_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 SUPPORTED_PROTOCOLS = ("PLAINTEXT", "SASL_PLAINTEXT", "SSL", "SASL_SSL")
@@ -46,7 +50,7 @@ def jaas_key(listener: str, mechanism: str) -> str:
 
 
 def load(config) -> SaslSettings:
-    """The SASL settings of `config` (a BrokerConfig); ConfigError names the offending key."""
+    """The SASL settings of `config` (a BrokerConfig); SaslConfigError names the offending key."""
     originals = config.originals
     entries: dict[str, JaasEntry] = {}
     for key, text in originals.items():
@@ -54,15 +58,15 @@ def load(config) -> SaslSettings:
             try:
                 entry = server_entry(text)
             except JaasError as exc:
-                raise ConfigError(f"Invalid value for configuration {key}: {exc}") from None
+                raise SaslConfigError(f"Invalid value for configuration {key}: {exc}") from None
             if entry.login_module not in (PLAIN_MODULE, SCRAM_MODULE):
-                raise ConfigError(f"Invalid value for configuration {key}: login module {entry.login_module} is "
+                raise SaslConfigError(f"Invalid value for configuration {key}: login module {entry.login_module} is "
                                   f"not supported by fauxka (use {PLAIN_MODULE} or {SCRAM_MODULE})")
             entries[key] = entry
     listeners = {}
     for ep in config.listeners:
         if ep.security_protocol not in SUPPORTED_PROTOCOLS:
-            raise ConfigError(f"Invalid value {ep.uri()} for configuration listeners: security protocol "
+            raise SaslConfigError(f"Invalid value {ep.uri()} for configuration listeners: security protocol "
                               f"{ep.security_protocol} is not supported by fauxka ({', '.join(SUPPORTED_PROTOCOLS)})")
         if ep.security_protocol in SASL_PROTOCOLS:
             listeners[ep.listener] = _listener(config, ep.listener, entries)
@@ -76,17 +80,17 @@ def _listener(config, listener: str, entries: dict[str, JaasEntry]) -> ListenerS
     else:
         key, mechanisms = "sasl.enabled.mechanisms", config["sasl.enabled.mechanisms"]
     if not mechanisms:
-        raise ConfigError(f"Invalid value for configuration {key}: SASL listener {listener} needs at least one "
+        raise SaslConfigError(f"Invalid value for configuration {key}: SASL listener {listener} needs at least one "
                           "mechanism")
     for mechanism in mechanisms:
         if mechanism not in SUPPORTED_MECHANISMS:
-            raise ConfigError(f"Invalid value {','.join(mechanisms)} for configuration {key}: SASL mechanism "
+            raise SaslConfigError(f"Invalid value {','.join(mechanisms)} for configuration {key}: SASL mechanism "
                               f"{mechanism} is not supported by fauxka ({', '.join(SUPPORTED_MECHANISMS)})")
     found = {}
     for mechanism in mechanisms:
         jaas = jaas_key(listener, mechanism)
         if jaas not in entries:
-            raise ConfigError(f"Missing configuration {jaas}: Could not find a 'KafkaServer' or "
+            raise SaslConfigError(f"Missing configuration {jaas}: Could not find a 'KafkaServer' or "
                               f"'{listener.lower()}.KafkaServer' entry in the JAAS configuration. System property "
                               "'java.security.auth.login.config' is not set")
         found[mechanism] = entries[jaas]
@@ -99,11 +103,11 @@ def _inter_broker(config, listeners: dict[str, ListenerSasl]) -> tuple[str, str,
         return None
     mechanism = config["sasl.mechanism.inter.broker.protocol"]
     if mechanism not in settings.mechanisms:
-        raise ConfigError("sasl.mechanism.inter.broker.protocol must be included in sasl.enabled.mechanisms "
+        raise SaslConfigError("sasl.mechanism.inter.broker.protocol must be included in sasl.enabled.mechanisms "
                           "when SASL is used for inter-broker communication")
     options = settings.entries[mechanism].options
     if not options.get("username") or "password" not in options:
-        raise ConfigError(f"Invalid value for configuration {jaas_key(settings.listener, mechanism)}: the "
+        raise SaslConfigError(f"Invalid value for configuration {jaas_key(settings.listener, mechanism)}: the "
                           "inter-broker listener's login module needs username and password options (the broker's "
                           "own credentials)")
     return mechanism, options["username"], options["password"]
