@@ -3,7 +3,7 @@
 import asyncio
 import struct
 
-_SIZE = struct.Struct(">i")
+FRAME_SIZE = _SIZE = struct.Struct(">i")
 
 
 class FrameError(Exception):
