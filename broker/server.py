@@ -27,7 +27,7 @@ from .dispatch import dispatch
 from .handlers import api_versions
 from .protocol import api_table
 from .protocol.codec import RequestParseError, decode_request, encode_response, peek
-from .protocol.framing import FrameError, read_frame, with_size_prefix
+from .protocol.framing import STREAM_LIMIT, FrameError, read_frame, with_size_prefix
 from .tls import handshake
 
 if TYPE_CHECKING:
@@ -53,7 +53,7 @@ class Server:
         for endpoint in self._broker.config.listeners:
             server = await asyncio.start_server(
                 lambda r, w, ep=endpoint: self._accept(ep, r, w),
-                host=endpoint.host or None, port=endpoint.port, reuse_address=True)
+                host=endpoint.host or None, port=endpoint.port, reuse_address=True, limit=STREAM_LIMIT)
             port = server.sockets[0].getsockname()[1]
             self._servers.append(server)
             self.bound.append(Endpoint(endpoint.listener, endpoint.host, port, endpoint.security_protocol))
