@@ -8,6 +8,7 @@ import contextlib
 import gc
 import logging
 import statistics
+import threading
 import time
 import uuid
 from importlib.metadata import version
@@ -184,9 +185,13 @@ def e2e_latencies(bootstrap: str, topic: str, samples: int, size: int = 100) -> 
     return _percentiles_ms(took[1:])
 
 
-def failover_s(bootstrap: str, topic: str, kill: Callable[[int], None], timeout_s: float = 60) -> float:
-    """Seconds from SIGKILLing partition 0's leader (`kill(broker_id)`) until an acks=all record
-    sent right after it is acknowledged (librdkafka retrying and refreshing metadata meanwhile)."""
+def failover_s(bootstrap: str, topic: str, kill: Callable[[int], None], timeout_s: float = 60,
+               leader_now: Callable[[int], int] | None = None) -> tuple[float, float | None]:
+    """(seconds from SIGKILLing partition 0's leader (`kill(broker_id)`) until an acks=all record
+    sent right after it is acknowledged (librdkafka retrying and refreshing metadata meanwhile),
+    seconds until `leader_now(killed)` (partition 0's leader as a surviving broker's Metadata
+    names it, polled every 10 ms) first names another live leader: the brokers' part, None
+    without `leader_now`)."""
     errors: list = []
     producer = _producer(bootstrap, errors, acks="all", **{"linger.ms": 0, "message.timeout.ms": int(timeout_s * 1000)})
     producer.produce(topic, b"before", partition=0)
@@ -194,14 +199,32 @@ def failover_s(bootstrap: str, topic: str, kill: Callable[[int], None], timeout_
         raise RuntimeError(f"produce to {topic} before the kill failed: {errors[:3]}")
     leader = producer.list_topics(topic, timeout=10).topics[topic].partitions[0].leader
     done: list[float] = []
+    moved: list[float] = []
+    stop = threading.Event()
+
+    def poll() -> None:
+        while not stop.is_set() and not moved:
+            try:
+                if leader_now(leader) not in (-1, leader):
+                    moved.append(time.perf_counter())
+            except Exception:  # a refused or timed-out Metadata: ask again
+                pass
+            stop.wait(0.01)
+
+    poller = threading.Thread(target=poll, name="failover-leader-poll", daemon=True)
     started = time.perf_counter()
     kill(leader)
+    if leader_now is not None:
+        poller.start()
     producer.produce(topic, b"after", partition=0,
                      on_delivery=lambda err, _m: done.append(time.perf_counter()) if err is None else errors.append(err))
     producer.flush(timeout_s)
+    stop.set()
+    if leader_now is not None:
+        poller.join(10)
     if not done:
         raise RuntimeError(f"no acknowledged produce to {topic} within {timeout_s} s of the kill: {errors[:3]}")
-    return done[0] - started
+    return done[0] - started, (moved[0] - started if moved else None)
 
 
 def enqueue_ceiling(size: int, count: int) -> float:

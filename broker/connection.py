@@ -17,3 +17,4 @@ class Connection:
     sasl: Any = None  # the SASL exchange of a SASL_* listener (broker.auth), None on PLAINTEXT
     close_after_response: bool = False  # e.g. after a failed authentication, as Kafka does
     muted_until: float = 0.0  # time.monotonic() until which no request is read (KIP-219 throttling)
+    release: Any = None  # the Produce in flight's asyncio.Future: set, the next request may be read (server.py)

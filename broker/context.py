@@ -38,6 +38,13 @@ class RequestContext:
                             if self.authorized(op.name, resource_type, name, log_if_allowed=False,
                                                log_if_denied=False))
 
+    def release_connection(self) -> None:
+        """What is left of this request is a wait (acks=all's DelayedProduce): the server may read and
+        start the connection's next Produce meanwhile, still answering in order (server.py)."""
+        release = getattr(self.connection, "release", None) if self.forwarded_by is None else None
+        if release is not None and not release.done():
+            release.set_result(None)
+
     @property
     def version(self) -> int:
         return self.request.version

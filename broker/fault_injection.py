@@ -38,6 +38,11 @@ class FaultInjector:
         self._actions: dict[str, asyncio.Task] = {}  # leader/storage faults this controller is carrying out
         self._done: set[str] = set()  # storage faults whose leaderships this controller moved
 
+    @property
+    def active(self) -> bool:
+        """Faults to inject or requests to trace: dispatch looks at every request."""
+        return bool(self.watch.faults) or self.trace.enabled
+
     def start(self) -> None:
         self.watch.start()
         self.trace.start()
@@ -112,7 +117,7 @@ class FaultInjector:
         """The response to `ctx`'s request with any fault that hits it applied; `run(ctx)` answers
         it normally."""
         trace = self.trace
-        if not self.watch.faults and not trace.enabled:
+        if not self.active:
             return await run(ctx)
         started = time.perf_counter()
         facts = self.facts(ctx)

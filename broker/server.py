@@ -1,11 +1,19 @@
 """Listeners and connections: frames in, handlers, responses out.
 
 Each connection is one task that answers its requests in order, one at a time,
-as a Kafka broker does (the channel is muted while a request is in flight).
+as a Kafka broker does (the channel is muted while a request is in flight), with one exception:
+an acks=all Produce whose appends are done only waits for the followers (Kafka's DelayedProduce),
+so the connection reads on while it waits, as long as the next requests are Produces too (at most
+PRODUCE_PIPELINE of them). Each still appends in the order sent and is answered in that order;
+anything else waits until every earlier request is answered. Without this, a producer's
+pipelined requests (librdkafka sends up to 1,000,000 per connection) each paid the whole
+replication round trip in turn, and acks=all took a quarter of acks=1's rate. Throttled
+connections (a quota configured) and injected faults keep the strict one at a time.
 Anything that cannot be parsed closes the connection with a log line.
 """
 
 import asyncio
+import collections
 import dataclasses
 import datetime
 import time
@@ -19,7 +27,7 @@ from .dispatch import dispatch
 from .handlers import api_versions
 from .protocol import api_table
 from .protocol.codec import RequestParseError, decode_request, encode_response, peek
-from .protocol.framing import FrameError, read_frame, with_size_prefix
+from .protocol.framing import STREAM_LIMIT, FrameError, read_frame, with_size_prefix
 from .tls import handshake
 
 if TYPE_CHECKING:
@@ -29,6 +37,8 @@ API_VERSIONS_KEY = 18
 # Not charged to request_percentage: version discovery, authentication, and brokers' envelopes
 # (Kafka exempts ApiVersions before authentication and ClusterAction requests).
 QUOTA_EXEMPT = frozenset((18, 17, 36, 58))
+PRODUCE_KEY = 0
+PRODUCE_PIPELINE = 5  # acks=all Produces waiting for their replicas at once on one connection
 
 
 class Server:
@@ -43,7 +53,7 @@ class Server:
         for endpoint in self._broker.config.listeners:
             server = await asyncio.start_server(
                 lambda r, w, ep=endpoint: self._accept(ep, r, w),
-                host=endpoint.host or None, port=endpoint.port, reuse_address=True)
+                host=endpoint.host or None, port=endpoint.port, reuse_address=True, limit=STREAM_LIMIT)
             port = server.sockets[0].getsockname()[1]
             self._servers.append(server)
             self.bound.append(Endpoint(endpoint.listener, endpoint.host, port, endpoint.security_protocol))
@@ -81,6 +91,7 @@ class Server:
                 if principal is not None and endpoint.security_protocol == "SSL":
                     conn.principal = principal
             conn.sasl = new_session(self._broker, conn)  # None on a PLAINTEXT or SSL listener
+            waiting: collections.deque[asyncio.Task] = collections.deque()  # Produces not answered yet, in order
             while True:
                 muted = conn.muted_until - time.monotonic()
                 if muted > 0:  # KIP-219: the response went out at once, the next request waits the throttle time
@@ -89,12 +100,20 @@ class Server:
                 frame = await read_frame(reader, conn.sasl.max_receive if authenticating else max_bytes)
                 if frame is None:
                     break
-                response = await self._answer(conn, frame, log)
-                if response:
-                    writer.write(response)
-                    await writer.drain()
+                if len(frame) >= 2 and frame[1] == PRODUCE_KEY and frame[0] == 0 and not authenticating \
+                        and self._may_pipeline():
+                    await self._produce(conn, frame, log, writer, waiting)
+                else:
+                    while waiting:  # every earlier answer is out before this request is looked at
+                        await waiting.popleft()
+                    response = await self._answer(conn, frame, log)
+                    if response:
+                        writer.write(response)
+                        await writer.drain()
                 if conn.close_after_response:
                     break
+            while waiting:
+                await waiting.popleft()
         except (FrameError, RequestParseError) as exc:
             log.warning("closing connection", reason=str(exc))
             self._broker.metrics.closed_connections.labels(type(exc).__name__).inc()
@@ -107,8 +126,47 @@ class Server:
             log.exception("request failed", error=repr(exc))
             self._broker.metrics.closed_connections.labels("handler_error").inc()
         finally:
+            for task in waiting:
+                task.cancel()
+            await asyncio.gather(*waiting, return_exceptions=True)
             gauge.dec()
             writer.close()
+
+    def _may_pipeline(self) -> bool:
+        """Not with a quota configured (Kafka mutes a throttled connection before its next read) nor
+        with faults injected (the fault kit delays, drops or rewrites answers one at a time)."""
+        faults = getattr(self._broker, "faults", None)
+        return not self._broker.quotas.configs.entities and (faults is None or not faults.active)
+
+    async def _produce(self, conn: Connection, frame: bytes, log: Any, writer: Any,
+                       waiting: "collections.deque[asyncio.Task]") -> None:
+        """Start a Produce; return once it is answered, or once it only waits for its replicas
+        (ctx.release_connection) with fewer than PRODUCE_PIPELINE such waits on the connection.
+        Its answer is written after the ones before it."""
+        loop = asyncio.get_running_loop()
+        conn.release = release = loop.create_future()
+        previous = waiting[-1] if waiting else None
+        task = loop.create_task(self._answer_after(conn, frame, log, writer, previous), name="produce")
+        task.add_done_callback(lambda _: release.done() or release.set_result(None))
+        waiting.append(task)
+        try:
+            await release
+        finally:
+            conn.release = None
+        if task.done():  # answered (acks 0 or 1, an error) or failed: the ones before it are done too
+            while waiting:
+                await waiting.popleft()  # raises what a task raised: the connection closes
+        while waiting and (waiting[0].done() or len(waiting) > PRODUCE_PIPELINE):
+            await waiting.popleft()
+
+    async def _answer_after(self, conn: Connection, frame: bytes, log: Any, writer: Any,
+                            previous: asyncio.Task | None) -> None:
+        response = await self._answer(conn, frame, log)
+        if previous is not None:
+            await previous
+        if response:
+            writer.write(response)
+            await writer.drain()
 
     async def _answer(self, conn: Connection, frame: bytes, log: Any) -> bytes | None:
         """The framed response to one frame (None: nothing to send)."""

@@ -10,6 +10,8 @@ v9 flexible; v10 current_leader with NOT_LEADER_OR_FOLLOWER and node_endpoints (
 nothing new for a broker. v0-v2 are derived in protocol/old_versions.py. acks=0 gets no response at
 all; when one of its partitions failed the connection is closed instead, as Kafka does, so that the
 producer notices (KafkaApis.handleProduceRequest).
+acks=all: once appended, only the wait for the in-sync replicas is left (Kafka's DelayedProduce);
+the connection may then read its next Produce meanwhile (ctx.release_connection, server.py).
 producer_byte_rate: the request's size is recorded after the append; throttle_time_ms answers it
 and the connection is muted (KIP-219); acks=0 is muted without a response.
 """
@@ -54,7 +56,8 @@ async def handle(ctx, request):
                 errors[key] = ErrorCode.invalid_required_acks
             else:
                 entries[key] = data.records or b""
-    results = await ctx.broker.replicas.append_records(entries, acks, timeout_ms) if entries else {}
+    results = await ctx.broker.replicas.append_records(entries, acks, timeout_ms, on_appended=ctx.release_connection) \
+        if entries else {}
     throttle = _bandwidth_throttle(ctx)
     if acks == 0:
         if errors or any(r.error != ErrorCode.none for r in results.values()):

@@ -7,7 +7,7 @@ import ssl as ssl_module
 from typing import Any
 
 from .codec import decode_response, encode_request
-from .framing import FrameError, read_frame
+from .framing import STREAM_LIMIT, FrameError, read_frame
 
 _MAX_RESPONSE = 1 << 30
 
@@ -48,9 +48,9 @@ class KafkaConnection:
 async def _open(host: str, port: int, timeout: float, ssl: ssl_module.SSLContext | None):
     """TCP, or TLS when `ssl` is given (host names checked against `host` if the context says so)."""
     if ssl is None:
-        return await asyncio.wait_for(asyncio.open_connection(host, port), timeout)
+        return await asyncio.wait_for(asyncio.open_connection(host, port, limit=STREAM_LIMIT), timeout)
     return await asyncio.wait_for(asyncio.open_connection(host, port, ssl=ssl, server_hostname=host,
-                                                          ssl_handshake_timeout=timeout), timeout)
+                                                          ssl_handshake_timeout=timeout, limit=STREAM_LIMIT), timeout)
 
 
 async def request_once(host: str, port: int, request: Any, timeout: float,

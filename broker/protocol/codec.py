@@ -14,11 +14,12 @@ from kio.serial.errors import SerialError
 from . import old_versions
 from .api_table import Api
 from .derive import to_public, to_wire, wire_class
-from .framing import with_size_prefix
+from .framing import FRAME_SIZE
 from .length_guard import check_lengths
 from .timestamps import int64_timestamps
 
 _PEEK = struct.Struct(">hhi")
+_NO_SIZE = bytes(FRAME_SIZE.size)
 _INT64_TIMESTAMPS = (38, 39, 40)  # CreateDelegationToken, RenewDelegationToken, ExpireDelegationToken
 
 
@@ -100,10 +101,10 @@ def decode_request(frame: bytes, api: Api, version: int) -> Request:
 def encode_response(correlation_id: int, response: Any) -> bytes:
     """The framed response: size prefix, the header version the api wants, the body."""
     header_cls = type(response).__header_schema__
-    buf = io.BytesIO()
+    buf = _framed()
     _writer(header_cls)(buf, header_cls(correlation_id=correlation_id))
     _writer(type(response))(buf, response)
-    return with_size_prefix(buf.getvalue())
+    return _frame(buf)
 
 
 def encode_request(request: Any, correlation_id: int, client_id: str | None) -> bytes:
@@ -117,10 +118,25 @@ def encode_request(request: Any, correlation_id: int, client_id: str | None) -> 
         correlation_id=correlation_id,
         **named,
     )
-    buf = io.BytesIO()
+    buf = _framed()
     _writer(header_cls)(buf, header)
     _writer(cls)(buf, request)
-    return with_size_prefix(buf.getvalue())
+    return _frame(buf)
+
+
+def _framed() -> io.BytesIO:
+    """A buffer whose first 4 bytes are the size prefix, filled in by _frame."""
+    buf = io.BytesIO()
+    buf.write(_NO_SIZE)
+    return buf
+
+
+def _frame(buf: io.BytesIO) -> bytes:
+    """The frame without a copy of it (a Fetch response carries up to replica.fetch.response.max.bytes
+    of records; prefixing them afterwards copied them once more)."""
+    with buf.getbuffer() as view:
+        FRAME_SIZE.pack_into(view, 0, len(view) - FRAME_SIZE.size)
+    return buf.getvalue()
 
 
 @functools.cache

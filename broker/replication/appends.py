@@ -8,6 +8,7 @@ ISR has shrunk below min.insync.replicas by then, and REQUEST_TIMED_OUT at the r
 """
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -34,13 +35,18 @@ class Appender:
     def __init__(self, replicas: "ReplicaManager"):
         self._replicas = replicas
 
-    async def append_records(self, entries: dict[tuple[str, int], bytes], acks: int,
-                             timeout_ms: int, origin: str = "client") -> dict[tuple[str, int], AppendResult]:
+    async def append_records(self, entries: dict[tuple[str, int], bytes], acks: int, timeout_ms: int,
+                             origin: str = "client", on_appended: Callable[[], None] | None = None,
+                             ) -> dict[tuple[str, int], AppendResult]:
         """Append each partition's records; with acks=-1 wait (at most `timeout_ms`) for the ISR.
-        origin "coordinator": transaction markers (WriteTxnMarkers) may be control batches."""
+        origin "coordinator": transaction markers (WriteTxnMarkers) may be control batches.
+        `on_appended` runs once every append is done, before the wait (Produce lets its
+        connection read on meanwhile: server.py)."""
         results = {key: self._append(key, records, acks, origin) for key, records in entries.items()}
         if acks != -1:
             return results
+        if on_appended is not None:
+            on_appended()
         waiting = {key: r for key, r in results.items() if r.error == ErrorCode.none}
         if not waiting:
             return results

@@ -242,7 +242,10 @@ class Cluster:
 
     def move_leader(self, topic: str, partition: int, broker_id: int, timeout_s: float = 10.0) -> None:
         """Make `broker_id` (an in-sync replica) lead the partition, through the controller's
-        partition leadership (a `leader` fault); TimeoutError when it does not within timeout_s."""
-        self.add_fault("leader", topic=topic, partition=partition, broker=broker_id)
+        partition leadership (a `leader` fault, which the controller removes once carried out: this
+        returns after that too); TimeoutError when it does not within timeout_s."""
+        fault = self.add_fault("leader", topic=topic, partition=partition, broker=broker_id)
         self.wait_for(lambda: self.leader(topic, partition) == broker_id, timeout_s,
                       what=f"broker {broker_id} leading {topic}-{partition}")
+        self.wait_for(lambda: all(f.id != fault.id for f in self.list_faults()), timeout_s,
+                      what=f"leader fault {fault.id} removed")

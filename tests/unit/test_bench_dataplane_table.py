@@ -100,3 +100,13 @@ def test_splice_replaces_the_section_and_keeps_the_rest():
     twice = dt.splice(once.replace("new table", "old table"), section)
     assert twice == once
     assert dt.splice("", section) == section
+
+
+def test_the_brokers_part_of_a_failover_has_its_own_row_when_measured():
+    medians = {"fauxka": {"failover_s": 7.4, "failover_broker_s": 6.3}, "tansu": {"failover_s": "1 node",
+                                                                              "failover_broker_s": "1 node"}}
+    rows = _by_measure(medians, {})
+    part = rows["  of which the brokers': kill to a surviving broker's Metadata naming the new leader"]
+    assert part[1:3] == ("6.30 s", "n/a (1 node)")
+    assert not any(row[0].startswith("  of which") for row in _by_measure({"fauxka": {"failover_s": 7.0},
+                                                                          "tansu": {}}, {}).values())
