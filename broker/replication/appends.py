@@ -35,10 +35,16 @@ class Appender:
         self._replicas = replicas
 
     async def append_records(self, entries: dict[tuple[str, int], bytes], acks: int,
-                             timeout_ms: int, origin: str = "client") -> dict[tuple[str, int], AppendResult]:
+                             timeout_ms: int, origin: str = "client",
+                             on_appended=None) -> dict[tuple[str, int], AppendResult]:
         """Append each partition's records; with acks=-1 wait (at most `timeout_ms`) for the ISR.
-        origin "coordinator": transaction markers (WriteTxnMarkers) may be control batches."""
+        origin "coordinator": transaction markers (WriteTxnMarkers) may be control batches.
+        `on_appended(results)` runs once the leader's log has them, before any wait (a coordinator
+        applies its own record then, as the KRaft-era CoordinatorRuntime does, answering only
+        once it is replicated)."""
         results = {key: self._append(key, records, acks, origin) for key, records in entries.items()}
+        if on_appended is not None:
+            on_appended(results)
         if acks != -1:
             return results
         waiting = {key: r for key, r in results.items() if r.error == ErrorCode.none}

@@ -232,9 +232,9 @@ class ReplicaManager:
 
     # --- appends and reads: delegated ------------------------------------------------------------------
 
-    async def append_records(self, entries, acks: int, timeout_ms: int, origin: str = "client"):
+    async def append_records(self, entries, acks: int, timeout_ms: int, origin: str = "client", on_appended=None):
         """Produce (and WriteTxnMarkers, origin "coordinator"): see appends.Appender.append_records."""
-        return await self.appender.append_records(entries, acks, timeout_ms, origin)
+        return await self.appender.append_records(entries, acks, timeout_ms, origin, on_appended)
 
     async def fetch(self, wants, replica_id: int, isolation_level: int, max_wait_ms: int, min_bytes: int,
                     max_bytes: int, hard_max_bytes: bool = False):
