@@ -59,6 +59,19 @@ def _store_error(code: ErrorCode) -> ErrorCode:
     return ErrorCode.unknown_server_error
 
 
+class TxnStats:
+    """Counts for the broker's metrics (broker/txn_metrics.py), kept as plain numbers here."""
+
+    def __init__(self) -> None:
+        self.completed = {True: 0, False: 0}  # Complete{Commit,Abort} taken effect, by commit
+        self.timed_out = 0  # transactions aborted for transaction.timeout.ms
+        self.markers_count, self.markers_seconds = 0, 0.0  # Prepare* replicated -> every marker written
+
+    def markers_written(self, seconds: float) -> None:
+        self.markers_count += 1
+        self.markers_seconds += seconds
+
+
 class TransactionCoordinator:
     def __init__(self, log: TxnLog, allocate_producer_id: Callable[[], Awaitable[int]], send_markers: MarkerSender,
                  *, max_timeout_ms: int = 900000, logger=None):
@@ -71,6 +84,7 @@ class TransactionCoordinator:
         self._tasks: dict[str, asyncio.Task] = {}
         self._settles: dict[str, asyncio.Event] = {}  # set when the id's Complete* took effect
         self._trailing: set[asyncio.Task] = set()  # Complete* in effect, its replication awaited
+        self.stats = TxnStats()
 
     # --- writing --------------------------------------------------------------------------------------
     async def _write(self, meta: TxnMetadata, state: TxnState, *, epoch: int | None = None,
@@ -235,7 +249,7 @@ class TransactionCoordinator:
 
     async def _complete(self, meta: TxnMetadata, settled: Callable[[], None]) -> None:
         commit = meta.state is TxnState.PREPARE_COMMIT
-        effective = False
+        effective, started = False, time.monotonic()
 
         def took_effect() -> None:
             nonlocal effective
@@ -245,6 +259,7 @@ class TransactionCoordinator:
             try:
                 await self.send_markers(meta.producer_id, meta.producer_epoch, commit,
                                         self.log.coordinator_epoch(meta.transactional_id), set(meta.partitions))
+                self.stats.markers_written(time.monotonic() - started)
                 code = await self._write(meta, TxnState.COMPLETE_COMMIT if commit else TxnState.COMPLETE_ABORT,
                                          partitions=set(), early=took_effect)
             except asyncio.CancelledError:
@@ -254,8 +269,11 @@ class TransactionCoordinator:
                 if self._logger is not None:
                     self._logger.exception("completing a transaction failed", transactional_id=meta.transactional_id,
                                            error=repr(exc))
-            if effective or code == ErrorCode.none or code == ErrorCode.not_coordinator:
+            if effective or code == ErrorCode.none:
+                self.stats.completed[commit] += 1
                 return  # once in effect, never again: the id may be in its next transaction already
+            if code == ErrorCode.not_coordinator:
+                return
             await asyncio.sleep(0.1)
 
     # --- the timeout ----------------------------------------------------------------------------------
@@ -263,6 +281,7 @@ class TransactionCoordinator:
         now = now_ms() if now is None else now
         doomed = [m for m in self.txns.values()
                   if m.state is TxnState.ONGOING and not m.pending and m.start_ms + m.timeout_ms < now]
+        self.stats.timed_out += len(doomed)
         for meta in doomed:
             if self._logger is not None:
                 self._logger.info("aborting a timed-out transaction", transactional_id=meta.transactional_id,
