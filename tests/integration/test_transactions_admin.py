@@ -25,13 +25,19 @@ def _listed(cluster, **filters) -> dict[str, tuple[int, str]]:
     return out
 
 
-def test_describe_and_list_transactions_and_describe_producers(cluster):
+def _transactional(cluster, prefix: str, partitions: int):
+    """(a new topic, a new transactional id, its initialized confluent-kafka producer)."""
     from confluent_kafka import Producer
-    topic, tid = unique("txa"), unique("tid")
-    [result] = create_topics(cluster.controller_address(), [topic_spec(topic, 2, 3)])
+    topic, tid = unique(prefix), unique("tid")
+    [result] = create_topics(cluster.controller_address(), [topic_spec(topic, partitions, 3)])
     assert int(result.error_code) == 0
     p = Producer({"bootstrap.servers": cluster.bootstrap, "transactional.id": tid})
     p.init_transactions(60)
+    return topic, tid, p
+
+
+def test_describe_and_list_transactions_and_describe_producers(cluster):
+    topic, tid, p = _transactional(cluster, "txa", 2)
     p.begin_transaction()
     p.produce(topic, b"x", partition=1)
     p.flush(30)
@@ -68,14 +74,9 @@ def _metric(port: int, name: str) -> float:
 
 def test_kafka_python_admin_describes_and_lists_transactions_and_kafkas_answer_for_unknown_ids(cluster):
     import pytest
-    from confluent_kafka import Producer
     from kafka.admin import KafkaAdminClient
     from kafka.errors import TransactionalIdNotFoundError
-    topic, tid = unique("txk"), unique("tid")
-    [result] = create_topics(cluster.controller_address(), [topic_spec(topic, 2, 3)])
-    assert int(result.error_code) == 0
-    p = Producer({"bootstrap.servers": cluster.bootstrap, "transactional.id": tid})
-    p.init_transactions(60)
+    topic, tid, p = _transactional(cluster, "txk", 2)
     p.begin_transaction()
     p.produce(topic, b"x", partition=0)
     p.commit_transaction(30)
@@ -103,12 +104,7 @@ def test_kafka_python_admin_describes_and_lists_transactions_and_kafkas_answer_f
 
 
 def test_transaction_coordinator_metrics(cluster):
-    from confluent_kafka import Producer
-    topic, tid = unique("txm"), unique("tid")
-    [result] = create_topics(cluster.controller_address(), [topic_spec(topic, 1, 3)])
-    assert int(result.error_code) == 0
-    p = Producer({"bootstrap.servers": cluster.bootstrap, "transactional.id": tid})
-    p.init_transactions(60)
+    topic, tid, p = _transactional(cluster, "txm", 1)
     port = cluster.brokers[_coordinator(cluster, tid)].metrics_port
     commits = _metric(port, 'fauxka_transactions_completed_total{result="commit"}')
     aborts = _metric(port, 'fauxka_transactions_completed_total{result="abort"}')
