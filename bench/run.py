@@ -24,12 +24,14 @@ from fauxka import zookeeper
 from .bulk_create import create_request
 from . import costs, dataplane, forwarding
 from .groups import measure as group_figures
+from .transactions import OVERRIDES as TXN_OVERRIDES, measure as txn_figures
 from .common import cache_size, controller_of, delta, free_ports, local_cluster, wait_caches, zk_requests
 
 TARGETS = {  # issue 7's targets on the 2-core machine
     "startup": "<= 2 s", "bulk": "<= 2 s", "ratio_median": "<= 1.5x", "ratio_p99": "<= 2x",
     "rate": ">= 2,000 req/s", "rss_idle": "<= 60 MB",
     "rebalance": "< 100 ms + heartbeat interval", "commits": ">= 10,000 /s",  # issue 12
+    "transactions": ">= 500 /s",  # issue 13
 }
 
 
@@ -167,6 +169,13 @@ def main() -> None:
     for c in (1, 16, 64):
         rows.append((f"offset commits (acks=all, RF3) on one coordinator, {c} connection(s)",
                      f"{groups[f'commits_per_s_c{c}']:.0f} /s", TARGETS["commits"] if c == 64 else ""))
+    with local_cluster(3, TXN_OVERRIDES) as cluster:
+        txn = txn_figures(",".join(f"127.0.0.1:{port}" for port in cluster.ports.values()), 10, cluster)
+    rows.append(("transactions, one confluent-kafka producer, 10 records over 3 partitions (RF3)",
+                 f"{txn['transactions/s']:.0f} /s", TARGETS["transactions"]))
+    rows.append(("  commit_transaction median / p99; brokers' CPU per transaction (3 processes)",
+                 f"{txn['commit ms median']:.1f} / {txn['commit ms p99']:.1f} ms; "
+                 f"{txn['broker cpu ms per transaction']:.1f} ms", ""))
     table = ["| measure | result | target |", "|---|---|---|"] + [f"| {a} | {b} | {c} |" for a, b, c in rows]
     print("\n".join(table))
     dataplane.run_and_write(args.runs, args.quick, "\n".join([
@@ -204,8 +213,11 @@ METHOD = """Method:
   hear of it from a heartbeat sent at once and rejoin; the figure is the time until every member
   has its SyncGroup answer (a client's heartbeat interval comes on top). Commits: C connections
   each sending OffsetCommit v8 back to back (simple consumer, one partition each) for 5 s.
+- Transactions (`bench/transactions.py`, its own 3-broker cluster, `__transaction_state` with 3
+  partitions and RF3): one confluent-kafka transactional producer (linger 0) for 10 s, each
+  transaction 10 records of 100 B over 3 partitions then commit_transaction, back to back.
 Individual benchmarks: `python -m bench.bulk_create`, `python -m bench.forwarding`, `python -m bench.dataplane`,
-`python -m bench.report_bench`, `python -m bench.groups`.""".splitlines()
+`python -m bench.report_bench`, `python -m bench.groups`, `python -m bench.transactions`.""".splitlines()
 
 
 if __name__ == "__main__":

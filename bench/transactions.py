@@ -1,7 +1,8 @@
 """Transactions (issue 13): transactions per second from one confluent-kafka transactional
 producer, each 10 records over 3 partitions (replication factor 3, acks=all), and the cost of
 commit_transaction in milliseconds (EndTxn's PrepareCommit replicated in __transaction_state;
-the markers follow asynchronously, as in Kafka).
+the markers follow asynchronously, as in Kafka), and the brokers' CPU time per transaction (all
+three processes, user + system: steadier than the rates on a shared machine).
 
     .venv/bin/python -m bench.transactions [--seconds 10]
 """
@@ -13,9 +14,11 @@ import time
 from .common import local_cluster
 
 RECORDS, PARTITIONS = 10, 3
+OVERRIDES = ("transaction.state.log.num.partitions=3", "offsets.topic.num.partitions=3")
 
 
-def measure(bootstrap: str, seconds: float) -> dict[str, float]:
+def measure(bootstrap: str, seconds: float, cluster=None) -> dict[str, float]:
+    """`cluster` (bench.common.LocalCluster): also the brokers' CPU ms per transaction."""
     from confluent_kafka import Producer
     from confluent_kafka.admin import AdminClient, NewTopic
     admin = AdminClient({"bootstrap.servers": bootstrap})
@@ -25,14 +28,19 @@ def measure(bootstrap: str, seconds: float) -> dict[str, float]:
     for _ in range(20):  # warm up: metadata, coordinator, connections
         _one(p)
     commits, done = [], 0
+    cpu = cluster.cpu_s() if cluster is not None else {}
     start = time.monotonic()
     while time.monotonic() - start < seconds:
         commits.append(_one(p))
         done += 1
     elapsed = time.monotonic() - start
     commits.sort()
-    return {"transactions/s": done / elapsed, "commit ms median": statistics.median(commits),
-            "commit ms p99": commits[int(len(commits) * 0.99) - 1]}
+    out = {"transactions/s": done / elapsed, "commit ms median": statistics.median(commits),
+           "commit ms p99": commits[int(len(commits) * 0.99) - 1]}
+    if cluster is not None:
+        after = cluster.cpu_s()
+        out["broker cpu ms per transaction"] = sum(after[b] - cpu[b] for b in cpu) * 1000 / done
+    return out
 
 
 def _one(p) -> float:
@@ -48,10 +56,10 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=float, default=10)
     args = parser.parse_args()
-    with local_cluster(3, ("transaction.state.log.num.partitions=3", "offsets.topic.num.partitions=3")) as cluster:
+    with local_cluster(3, OVERRIDES) as cluster:
         bootstrap = ",".join(f"127.0.0.1:{port}" for port in cluster.ports.values())
-        for name, value in measure(bootstrap, args.seconds).items():
-            print(f"{name}: {value:.1f}")
+        for name, value in measure(bootstrap, args.seconds, cluster).items():
+            print(f"{name}: {value:.2f}")
 
 
 if __name__ == "__main__":

@@ -63,14 +63,18 @@ class ReplicaHost:
         return
 
     async def append(self, topic: str, partition: int, records, timeout_ms: int,
-                     producer: tuple[int, int] | None = None) -> ErrorCode:
-        """acks=all; `producer` (id, epoch): a transactional batch (TxnOffsetCommit's offsets)."""
+                     producer: tuple[int, int] | None = None, appended=None) -> ErrorCode:
+        """acks=all; `producer` (id, epoch): a transactional batch (TxnOffsetCommit's offsets);
+        `appended()` runs once the leader's log has the batch (not when the append failed)."""
         now = int(time.time() * 1000)
         pid, epoch = producer if producer is not None else (-1, -1)
         batch = bytes(build([Record(i, now, k, v, []) for i, (k, v) in enumerate(records)], 0,
                             transactional=producer is not None, producer_id=pid, producer_epoch=epoch))
-        results = await self._replicas.append_records({(topic, partition): batch}, -1, timeout_ms,
-                                                      origin="client" if producer is None else "coordinator")
+        key = (topic, partition)
+        on_appended = None if appended is None else (lambda r: r[key].error == ErrorCode.none and appended())
+        results = await self._replicas.append_records({key: batch}, -1, timeout_ms,
+                                                      origin="client" if producer is None else "coordinator",
+                                                      on_appended=on_appended)
         return results[(topic, partition)].error
 
 

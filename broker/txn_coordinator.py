@@ -14,6 +14,7 @@ from coordinator.txn.runtime import TRANSACTION_STATE_TOPIC, TxnRuntime
 
 from .auto_create import internal_topic_spec
 from .txn_markers import MarkerSender
+from .txn_metrics import TxnMetrics
 
 if TYPE_CHECKING:
     from .app import Broker
@@ -29,6 +30,7 @@ class TxnCoordinator:
                                   max_timeout_ms=config["transaction.max.timeout.ms"],
                                   log=broker.log.bind(component="transactions"))
         self.txns = self.runtime.txns
+        self.metrics = TxnMetrics(broker.metrics.registry, self)
         self._unsubscribe = None
 
     def start(self) -> None:

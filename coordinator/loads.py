@@ -12,6 +12,7 @@ coordinator (__consumer_offsets) and the transaction coordinator (__transaction_
 import asyncio
 import enum
 import time
+from collections import deque
 from typing import Callable
 
 from model.errors import ErrorCode
@@ -29,6 +30,7 @@ class PartitionLoads:
         self.topic = topic
         self.partitions: dict[int, tuple[Load, int]] = {}  # partition -> (state, leader epoch)
         self.load_times_ms: list[float] = []
+        self.recent_loads: deque[tuple[float, float]] = deque(maxlen=64)  # (monotonic end, ms) for metrics
         self._replay, self._on_loaded, self._on_unload = replay, on_loaded, on_unload
         self._log = log
         self._tasks: dict[int, asyncio.Task] = {}
@@ -100,6 +102,7 @@ class PartitionLoads:
             self.partitions[partition] = (Load.ACTIVE, epoch)
             elapsed = (time.monotonic() - started) * 1000
             self.load_times_ms.append(elapsed)
+            self.recent_loads.append((time.monotonic(), elapsed))
             if self._log is not None:
                 self._log.info("loaded coordinator partition", topic=self.topic, partition=partition, epoch=epoch,
                                records=count, ms=round(elapsed, 1), **details)

@@ -38,9 +38,10 @@ class PartitionHost(Protocol):
         producer id, marker) where transactions matter (coordinator/loads.py passes either on)."""
 
     async def append(self, topic: str, partition: int, records: list[tuple[bytes, bytes | None]],
-                     timeout_ms: int, producer: tuple[int, int] | None = None) -> ErrorCode:
+                     timeout_ms: int, producer: tuple[int, int] | None = None, appended=None) -> ErrorCode:
         """Append with acks=all; the error the produce path answered (ErrorCode.none: replicated).
-        `producer` (id, epoch): one transactional batch of that producer."""
+        `producer` (id, epoch): one transactional batch of that producer. `appended()`, when
+        given, runs as soon as the leader's log has the records, before they are replicated."""
 
 
 class _GroupLog:

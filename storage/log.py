@@ -147,11 +147,12 @@ class PartitionLog:
     @high_watermark.setter
     def high_watermark(self, value: int) -> None:
         self._high_watermark = min(max(value, self.log_start_offset), self.log_end_offset)
+        self.producers.on_high_watermark(self._high_watermark)
 
     @property
     def last_stable_offset(self) -> int:
-        """The high watermark, or the first offset of the oldest ongoing transaction before it."""
-        unstable = self.producers.first_unstable_offset()
+        """min(first unstable offset (ongoing or marker not yet replicated), high watermark)."""
+        unstable = self.producers.first_unstable_offset(self._high_watermark)
         return self._high_watermark if unstable is None else min(unstable, self._high_watermark)
 
     @property
@@ -171,7 +172,7 @@ class PartitionLog:
         )
         h = v.headers[0]
         if h.is_control:
-            self.producers.check_marker(v.buffer, h)
+            self.producers.check_marker(v.buffer, h)  # and a control batch is never a duplicate
         duplicate = None if h.is_control or origin == "coordinator" else self.producers.check(h, self.log_end_offset)
         if duplicate is not None:
             return AppendInfo(
@@ -343,8 +344,7 @@ class PartitionLog:
             seg.delete()
         self.segments, self._bases = [], []
         self._add_segment(self._new_segment(offset))
-        self.log_start_offset = self.log_end_offset = self.recovery_point = offset
-        self._high_watermark = offset
+        self.log_start_offset = self.log_end_offset = self.recovery_point = self._high_watermark = offset
         self.epochs.clear()
         self.epochs.flush()
         self.producers.clear()

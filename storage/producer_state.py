@@ -6,7 +6,10 @@ with its original offsets; a gap is OUT_OF_ORDER_SEQUENCE_NUMBER; an older epoch
 INVALID_PRODUCER_EPOCH; a new epoch must start at sequence 0; an unknown producer id is accepted
 at any sequence (KIP-360: its state may have been removed by retention). State is rebuilt from
 the batch headers when a log is loaded or truncated. Transactions: the ongoing transaction's
-first offset per producer and the aborted list are kept for the last stable offset.
+first offset per producer and the aborted list are kept for the last stable offset. A transaction
+whose marker is written stays unstable until the high watermark passes the marker (Kafka's
+`unreplicatedTxns`, dropped by `onHighWatermarkUpdated`), so the last stable offset never lets a
+read_committed consumer see a transaction whose outcome a new leader could still lose.
 """
 
 from __future__ import annotations
@@ -73,6 +76,7 @@ class ProducerState:
         self.tp = tp
         self.producers: dict[int, ProducerEntry] = {}
         self.aborted: list[AbortedTxn] = []
+        self.unreplicated: list[tuple[int, int]] = []  # (first offset, marker offset) of completed transactions
 
     def check(self, h: B.BatchHeader, offset: int) -> BatchMeta | None:
         """A client batch against the state: the retained duplicate it repeats, or None when it
@@ -142,8 +146,10 @@ class ProducerState:
         if h.is_control:
             if coordinator_epoch is not None:
                 entry.coordinator_epoch = max(entry.coordinator_epoch, coordinator_epoch)
-            if entry.txn_first_offset is not None and control_type == 0:
-                self.aborted.append(AbortedTxn(h.producer_id, entry.txn_first_offset, h.last_offset))
+            if entry.txn_first_offset is not None:
+                self.unreplicated.append((entry.txn_first_offset, h.last_offset))
+                if control_type == 0:
+                    self.aborted.append(AbortedTxn(h.producer_id, entry.txn_first_offset, h.last_offset))
             entry.txn_first_offset = None
             return
         if h.base_sequence >= 0:
@@ -162,12 +168,20 @@ class ProducerState:
             for pid, e in self.producers.items()
         }
         out.aborted = list(self.aborted)
+        out.unreplicated = list(self.unreplicated)
         return out
 
-    def first_unstable_offset(self) -> int | None:
-        """Smallest first offset of an ongoing transaction (bounds the last stable offset)."""
+    def first_unstable_offset(self, high_watermark: int) -> int | None:
+        """Smallest first offset of an ongoing transaction, or of a completed one whose marker is
+        not yet below the high watermark (ProducerStateManager.firstUnstableOffset)."""
         firsts = [e.txn_first_offset for e in self.producers.values() if e.txn_first_offset is not None]
+        firsts += [first for first, marker in self.unreplicated if marker >= high_watermark]
         return min(firsts) if firsts else None
+
+    def on_high_watermark(self, high_watermark: int) -> None:
+        """Forget completed transactions whose marker the high watermark has passed."""
+        if self.unreplicated and self.unreplicated[0][1] < high_watermark:
+            self.unreplicated = [t for t in self.unreplicated if t[1] >= high_watermark]
 
     def expire(self, now_ms: int, expiration_ms: int) -> int:
         """Forget producers idle longer than producer.id.expiration.ms (Kafka's
@@ -186,3 +200,4 @@ class ProducerState:
     def clear(self) -> None:
         self.producers.clear()
         self.aborted.clear()
+        self.unreplicated.clear()

@@ -2,8 +2,10 @@
 (KafkaApis.handleDescribeTransactionsRequest, TransactionCoordinator.handleDescribeTransactions).
 
 Per id: TRANSACTIONAL_ID_AUTHORIZATION_FAILED without DESCRIBE on the TransactionalId,
-NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS when this broker does not (yet) serve its
-partition, TRANSACTIONAL_ID_NOT_FOUND for an unknown id; the start time is the transaction's (kept through
+INVALID_REQUEST for an empty id, NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS when this broker
+does not (yet) serve its partition, TRANSACTIONAL_ID_NOT_FOUND for an unknown id. An error leaves
+the other fields at the generated message's defaults, as Kafka does: state "", timeout, start
+time, producer id and epoch 0, no topics. The start time is the transaction's (kept through
 Prepare*/Complete*, -1 once Empty), as TransactionMetadata.txnStartTimestamp.
 """
 
@@ -24,14 +26,17 @@ def _time(ms: int) -> datetime.datetime:
 
 
 def _none(transactional_id: str, code: ErrorCode) -> dict:
+    """DescribeTransactionsResponseData.TransactionState with only the error set (defaults: 0, "")."""
     return {"error_code": code, "transactional_id": transactional_id, "transaction_state": "",
-            "transaction_timeout": 0, "transaction_start_time": _time(-1), "producer_id": -1, "producer_epoch": -1,
+            "transaction_timeout": 0, "transaction_start_time": _time(0), "producer_id": 0, "producer_epoch": 0,
             "topics": []}
 
 
 def _describe(ctx, transactional_id: str) -> dict:
     if not ctx.authorized("DESCRIBE", "TRANSACTIONAL_ID", transactional_id):
         return _none(transactional_id, ErrorCode.transactional_id_authorization_failed)
+    if not transactional_id:
+        return _none(transactional_id, ErrorCode.invalid_request)
     code = ctx.broker.coordinators.txn.runtime.status(transactional_id)
     if code != ErrorCode.none:
         return _none(transactional_id, code)

@@ -56,7 +56,9 @@ async def handle(ctx, request):
                 errors[key] = ErrorCode.invalid_required_acks
             else:
                 entries[key] = data.records or b""
-    results = await ctx.broker.replicas.append_records(entries, acks, timeout_ms, on_appended=ctx.release_connection) \
+    # acks=all: once appended, the connection may read the next Produce while this one waits (server.py)
+    release = (lambda _results: ctx.release_connection()) if acks == -1 else None
+    results = await ctx.broker.replicas.append_records(entries, acks, timeout_ms, on_appended=release) \
         if entries else {}
     throttle = _bandwidth_throttle(ctx)
     if acks == 0:

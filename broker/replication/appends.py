@@ -35,18 +35,27 @@ class Appender:
     def __init__(self, replicas: "ReplicaManager"):
         self._replicas = replicas
 
-    async def append_records(self, entries: dict[tuple[str, int], bytes], acks: int, timeout_ms: int,
-                             origin: str = "client", on_appended: Callable[[], None] | None = None,
+    async def append_records(self, entries: dict[tuple[str, int], bytes], acks: int,
+                             timeout_ms: int, origin: str = "client",
+                             on_appended: Callable[[dict], None] | None = None,
                              ) -> dict[tuple[str, int], AppendResult]:
         """Append each partition's records; with acks=-1 wait (at most `timeout_ms`) for the ISR.
         origin "coordinator": transaction markers (WriteTxnMarkers) may be control batches.
-        `on_appended` runs once every append is done, before the wait (Produce lets its
-        connection read on meanwhile: server.py)."""
+        `on_appended(results)` runs once the leader's log has them, before any wait and before the
+        followers' and consumers' long polls are woken (a coordinator applies its own record then,
+        as the KRaft-era CoordinatorRuntime does, answering only once it is replicated; whatever
+        it appends next on being woken goes out in the same follower fetch; an acks=all Produce lets its connection read on then:
+        server.py)."""
         results = {key: self._append(key, records, acks, origin) for key, records in entries.items()}
+        if on_appended is not None:
+            on_appended(results)
+        replicas = self._replicas
+        for key, result in results.items():
+            partition = replicas.partitions.get(key) if result.error == ErrorCode.none else None
+            if partition is not None:
+                replicas.high_watermark_moved(partition)  # consumers' and followers' long polls see the append
         if acks != -1:
             return results
-        if on_appended is not None:
-            on_appended()
         waiting = {key: r for key, r in results.items() if r.error == ErrorCode.none}
         if not waiting:
             return results
@@ -80,7 +89,6 @@ class Appender:
             if magic_of(records) < 2:  # a magic 0/1 message set, converted to v2 by storage
                 replicas.metrics.converted(key[0], "produce", info.record_count)
         partition.maybe_advance_high_watermark()  # a single-replica ISR: the HW is the end offset
-        replicas.high_watermark_moved(partition)  # consumers' and followers' long polls see the append
         return AppendResult(base_offset=info.first_offset, log_append_time=info.log_append_time,
                             log_start_offset=info.log_start_offset, last_offset=info.last_offset,
                             leader_epoch=partition.leader_epoch)

@@ -10,7 +10,10 @@ __transaction_state partition before it is answered (`pending` meanwhile: CONCUR
 - AddPartitionsToTxn / AddOffsetsToTxn: Ongoing with the union of the partitions.
 - EndTxn: Prepare{Commit,Abort} appended and answered; the markers are then written to every
   partition's leader and Complete{Commit,Abort} appended (an idempotent retry of a completed
-  EndTxn answers NONE, the other outcome INVALID_TXN_STATE).
+  EndTxn answers NONE, the other outcome INVALID_TXN_STATE). Complete* takes effect once it is
+  on the leader's log, before it is replicated (as the KRaft-era CoordinatorRuntime applies
+  records): the next transaction's Ongoing is appended after it and answered only once
+  replicated, which replicates the Complete* too, so no answer rests on an unreplicated record.
 - transaction.timeout.ms: an Ongoing transaction older than its timeout is aborted with a bumped
   epoch (abortTimedOutTransactions), so its producer is fenced.
 """
@@ -29,8 +32,9 @@ SETTLE_S = 0.2  # how long a request waits for the previous transaction's marker
 
 
 class TxnLog(Protocol):
-    async def append(self, transactional_id: str, key: bytes, value: bytes | None) -> ErrorCode:
-        """Append to the id's partition with acks=all (ErrorCode.none: replicated)."""
+    async def append(self, transactional_id: str, key: bytes, value: bytes | None, appended=None) -> ErrorCode:
+        """Append to the id's partition with acks=all (ErrorCode.none: replicated); `appended()`,
+        when given, runs as soon as the leader's log has the record."""
 
     def coordinator_epoch(self, transactional_id: str) -> int:
         """The leader epoch of the id's __transaction_state partition."""
@@ -55,6 +59,19 @@ def _store_error(code: ErrorCode) -> ErrorCode:
     return ErrorCode.unknown_server_error
 
 
+class TxnStats:
+    """Counts for the broker's metrics (broker/txn_metrics.py), kept as plain numbers here."""
+
+    def __init__(self) -> None:
+        self.completed = {True: 0, False: 0}  # Complete{Commit,Abort} taken effect, by commit
+        self.timed_out = 0  # transactions aborted for transaction.timeout.ms
+        self.markers_count, self.markers_seconds = 0, 0.0  # Prepare* replicated -> every marker written
+
+    def markers_written(self, seconds: float) -> None:
+        self.markers_count += 1
+        self.markers_seconds += seconds
+
+
 class TransactionCoordinator:
     def __init__(self, log: TxnLog, allocate_producer_id: Callable[[], Awaitable[int]], send_markers: MarkerSender,
                  *, max_timeout_ms: int = 900000, logger=None):
@@ -65,28 +82,42 @@ class TransactionCoordinator:
         self.txns: dict[str, TxnMetadata] = {}
         self._logger = logger
         self._tasks: dict[str, asyncio.Task] = {}
+        self._settles: dict[str, asyncio.Event] = {}  # set when the id's Complete* took effect
+        self._trailing: set[asyncio.Task] = set()  # Complete* in effect, its replication awaited
+        self.stats = TxnStats()
 
     # --- writing --------------------------------------------------------------------------------------
     async def _write(self, meta: TxnMetadata, state: TxnState, *, epoch: int | None = None,
                      producer_id: int | None = None, partitions: set | None = None, start_ms: int | None = None,
-                     timeout_ms: int | None = None) -> ErrorCode:
-        """Append the new state, then apply it (TransactionMetadata.prepareTransitionTo + completeTransitionTo)."""
+                     timeout_ms: int | None = None, early: Callable[[], None] | None = None) -> ErrorCode:
+        """Append the new state, then apply it (TransactionMetadata.prepareTransitionTo + completeTransitionTo).
+        `early`: apply it as soon as the leader's log has it, then call early() (Complete* only)."""
         new = TxnMetadata(meta.transactional_id, meta.producer_id if producer_id is None else producer_id,
                           meta.producer_epoch if epoch is None else epoch,
                           meta.timeout_ms if timeout_ms is None else timeout_ms, state,
                           set(meta.partitions if partitions is None else partitions),
                           meta.start_ms if start_ms is None else start_ms, now_ms())
-        meta.pending = True
-        try:
-            code = _store_error(await self.log.append(meta.transactional_id, encode_key(meta.transactional_id),
-                                                      encode_value(_to_value(new))))
-        finally:
+        applied = False
+
+        def apply() -> None:
+            nonlocal applied
             meta.pending = False
+            if self.txns.get(meta.transactional_id) is meta:
+                _apply(meta, new)
+                applied = True
+                early()
+        meta.pending = True
+        key, value = encode_key(meta.transactional_id), encode_value(_to_value(new))
+        try:
+            code = _store_error(await (self.log.append(meta.transactional_id, key, value) if early is None
+                                       else self.log.append(meta.transactional_id, key, value, appended=apply)))
+        finally:
+            if not applied:
+                meta.pending = False
+        if applied:
+            return code  # in effect already; the record stays on the leader's log whatever the acks said
         if code == ErrorCode.none and self.txns.get(meta.transactional_id) is meta:
-            if new.producer_id != meta.producer_id or new.producer_epoch != meta.producer_epoch:
-                meta.last_producer_id, meta.last_producer_epoch = meta.producer_id, meta.producer_epoch
-            meta.producer_id, meta.producer_epoch, meta.timeout_ms = new.producer_id, new.producer_epoch, new.timeout_ms
-            meta.state, meta.partitions, meta.start_ms, meta.update_ms = state, new.partitions, new.start_ms, new.update_ms
+            _apply(meta, new)
         elif code == ErrorCode.none:
             code = ErrorCode.not_coordinator
         return code
@@ -140,9 +171,12 @@ class TransactionCoordinator:
         transaction's markers are being written and the client retries after its backoff (librdkafka:
         tens of ms); fauxka first waits up to SETTLE_S for them, so the next transaction starts
         at once. The answer is the same, only sooner."""
-        task = self._tasks.get(transactional_id)
-        if task is not None:
-            await asyncio.wait({task}, timeout=SETTLE_S)
+        settle = self._settles.get(transactional_id)
+        if settle is not None:
+            try:
+                await asyncio.wait_for(settle.wait(), SETTLE_S)
+            except asyncio.TimeoutError:
+                pass
 
     def _check(self, transactional_id: str, producer_id: int, epoch: int) -> tuple[ErrorCode, TxnMetadata | None]:
         meta = self.txns.get(transactional_id)
@@ -191,19 +225,43 @@ class TransactionCoordinator:
 
     def complete_later(self, meta: TxnMetadata) -> None:
         """Write the markers, then Complete*: a task owned here (cancelled by unload / close)."""
-        if meta.transactional_id not in self._tasks:
-            task = asyncio.get_running_loop().create_task(self._complete(meta), name=f"txn-markers-{meta.transactional_id}")
-            self._tasks[meta.transactional_id] = task
-            task.add_done_callback(lambda _t, i=meta.transactional_id: self._tasks.pop(i, None))
+        transactional_id = meta.transactional_id
+        if transactional_id not in self._tasks:
+            settle = self._settles[transactional_id] = asyncio.Event()
+            task = asyncio.get_running_loop().create_task(
+                self._complete(meta, lambda: self._settle(transactional_id, task, settle)),
+                name=f"txn-markers-{transactional_id}")
+            self._tasks[transactional_id] = task
+            task.add_done_callback(lambda _t: self._settle(transactional_id, task, settle))
 
-    async def _complete(self, meta: TxnMetadata) -> None:
+    def _settle(self, transactional_id: str, task: asyncio.Task, settle: asyncio.Event) -> None:
+        """Complete* took effect (or the task ended): the next transaction may start; the task may
+        still wait for the record's replication (kept in _trailing, cancelled by close)."""
+        settle.set()
+        if self._tasks.get(transactional_id) is task:
+            del self._tasks[transactional_id]
+        if self._settles.get(transactional_id) is settle:
+            del self._settles[transactional_id]
+        if task.done():
+            self._trailing.discard(task)
+        else:
+            self._trailing.add(task)
+
+    async def _complete(self, meta: TxnMetadata, settled: Callable[[], None]) -> None:
         commit = meta.state is TxnState.PREPARE_COMMIT
+        effective, started = False, time.monotonic()
+
+        def took_effect() -> None:
+            nonlocal effective
+            effective = True
+            settled()
         while self.txns.get(meta.transactional_id) is meta and meta.state in PREPARING:
             try:
                 await self.send_markers(meta.producer_id, meta.producer_epoch, commit,
                                         self.log.coordinator_epoch(meta.transactional_id), set(meta.partitions))
+                self.stats.markers_written(time.monotonic() - started)
                 code = await self._write(meta, TxnState.COMPLETE_COMMIT if commit else TxnState.COMPLETE_ABORT,
-                                         partitions=set())
+                                         partitions=set(), early=took_effect)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # retried: the transaction must complete once
@@ -211,7 +269,10 @@ class TransactionCoordinator:
                 if self._logger is not None:
                     self._logger.exception("completing a transaction failed", transactional_id=meta.transactional_id,
                                            error=repr(exc))
-            if code == ErrorCode.none or code == ErrorCode.not_coordinator:
+            if effective or code == ErrorCode.none:
+                self.stats.completed[commit] += 1
+                return  # once in effect, never again: the id may be in its next transaction already
+            if code == ErrorCode.not_coordinator:
                 return
             await asyncio.sleep(0.1)
 
@@ -220,6 +281,7 @@ class TransactionCoordinator:
         now = now_ms() if now is None else now
         doomed = [m for m in self.txns.values()
                   if m.state is TxnState.ONGOING and not m.pending and m.start_ms + m.timeout_ms < now]
+        self.stats.timed_out += len(doomed)
         for meta in doomed:
             if self._logger is not None:
                 self._logger.info("aborting a timed-out transaction", transactional_id=meta.transactional_id,
@@ -282,11 +344,18 @@ class TransactionCoordinator:
                 task.cancel()
 
     async def close(self) -> None:
-        tasks = list(self._tasks.values())
+        tasks = [*self._tasks.values(), *self._trailing]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         self.txns.clear()
+
+
+def _apply(meta: TxnMetadata, new: TxnMetadata) -> None:
+    if new.producer_id != meta.producer_id or new.producer_epoch != meta.producer_epoch:
+        meta.last_producer_id, meta.last_producer_epoch = meta.producer_id, meta.producer_epoch
+    meta.producer_id, meta.producer_epoch, meta.timeout_ms = new.producer_id, new.producer_epoch, new.timeout_ms
+    meta.state, meta.partitions, meta.start_ms, meta.update_ms = new.state, new.partitions, new.start_ms, new.update_ms
 
 
 def _to_value(meta: TxnMetadata) -> TxnLogValue:

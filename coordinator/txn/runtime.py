@@ -53,11 +53,14 @@ class TxnRuntime:
         state = self.partitions.get(self.partition_of(transactional_id))
         return state[1] if state is not None else -1
 
-    async def append(self, transactional_id: str, key: bytes, value: bytes | None) -> ErrorCode:
+    async def append(self, transactional_id: str, key: bytes, value: bytes | None, appended=None) -> ErrorCode:
         partition = self.partition_of(transactional_id)
         if not self.loads.leads(partition):
             return ErrorCode.not_leader_or_follower
-        return await self.host.append(TRANSACTION_STATE_TOPIC, partition, [(key, value)], self.append_timeout_ms)
+        if appended is None:
+            return await self.host.append(TRANSACTION_STATE_TOPIC, partition, [(key, value)], self.append_timeout_ms)
+        return await self.host.append(TRANSACTION_STATE_TOPIC, partition, [(key, value)], self.append_timeout_ms,
+                                      appended=appended)
 
     # --- leadership -----------------------------------------------------------------------------------
     def became_leader(self, partition: int, epoch: int) -> None:

@@ -23,10 +23,13 @@ def _setup(cluster):
     return topic
 
 
-def _coordinator(cluster, tid: str) -> int:
+def _coordinator(cluster, tid: str, dead: int | None = None) -> int:
+    """The id's coordinator as FindCoordinator answers it, asked of a broker that is not `dead`."""
+    address = cluster.address_of(min(b for b in cluster.brokers if b != dead))
+
     def found():
-        r = send(cluster.bootstrap.split(",")[0], 10, 3, {"key": tid, "key_type": 1})
-        return int(r.node_id) if int(r.error_code) == 0 else None
+        r = send(address, 10, 3, {"key": tid, "key_type": 1})
+        return int(r.node_id) if int(r.error_code) == 0 and int(r.node_id) != dead else None
     return wait_for(found, 30, 0.2, "the transaction coordinator")
 
 
@@ -70,7 +73,7 @@ def test_coordinator_killed_after_end_txn_commits_once(make_cluster):
     cluster.brokers[victim].signal(signal.SIGKILL)
     got = _read_committed(cluster, topic, 9)
     assert sorted(got) == sorted(f"r{i}".encode() for i in range(9))
-    assert wait_for(lambda: _coordinator(cluster, tid) != victim, 30, 0.2, "a new coordinator")
+    _coordinator(cluster, tid, dead=victim)  # a new coordinator (the victim may be the first bootstrap broker)
     again = _producer(cluster, tid)  # the new coordinator's state is CompleteCommit: a plain epoch bump
     again.begin_transaction()
     again.produce(topic, b"after", partition=0)
@@ -131,3 +134,45 @@ def test_group_coordinator_killed_between_send_offsets_and_commit(make_cluster):
     wait_for(committed, 40, 0.5, "the transaction's offsets committed at the new group coordinator")
     consumer.close()
     assert _read_committed(cluster, sink, 1) == [b"out"]
+
+
+def test_a_commit_is_stable_only_once_its_marker_is_replicated(make_cluster):
+    """Kafka's LSO = min(first unstable offset, HW): a COMMIT marker on the leader that a paused
+    follower (still in the ISR) has not fetched keeps the transaction unstable, for read_committed
+    Fetch and ListOffsets alike; once the follower fetches it, the LSO is the log end."""
+    from tests.data_helpers import fetch, list_offset
+    cluster = make_cluster(3, {**OVERRIDES, "transaction.state.log.replication.factor": "1",
+                               "replica.lag.time.max.ms": "60000"})  # the paused follower stays in the ISR
+    topic, tid = unique("txs"), unique("tid")
+    [result] = create_topics(cluster.controller_address(), [topic_spec(topic, 1, 3)])
+    assert int(result.error_code) == 0
+    p = _producer(cluster, tid)
+    coordinator, leader = _coordinator(cluster, tid), leader_of(cluster, topic)
+    paused = next(b for b in sorted(cluster.brokers) if b not in (coordinator, leader))
+    address = cluster.address_of(leader)
+    p.begin_transaction()
+    for i in range(5):
+        p.produce(topic, f"r{i}".encode(), partition=0)
+    p.flush(30)  # acks=all: offsets 0-4 are on every replica, the high watermark is 5
+
+    def open_txn_start():
+        r = send(address, 61, 0, {"topics": [{"name": topic, "partition_indexes": [0]}]})
+        return [int(s.current_txn_start_offset) for s in r.topics[0].partitions[0].active_producers]
+
+    def marks():
+        part = fetch(address, topic, 0, 0, isolation_level=1).responses[0].partitions[0]
+        return int(part.high_watermark), int(part.last_stable_offset)
+
+    wait_for(lambda: marks() == (5, 0), 20, what="the open transaction holding the LSO at 0")
+    cluster.brokers[paused].signal(signal.SIGSTOP)
+    try:
+        p.commit_transaction(30)  # PrepareCommit is answered; the marker waits for the paused follower
+        wait_for(lambda: open_txn_start() == [-1], 20, what="the COMMIT marker on the leader")
+        assert marks() == (5, 0)
+        assert int(list_offset(address, topic, 0, -1, isolation_level=1).offset) == 0
+        assert int(list_offset(address, topic, 0, -1, isolation_level=0).offset) == 5
+    finally:
+        cluster.brokers[paused].signal(signal.SIGCONT)
+    wait_for(lambda: marks() == (6, 6), 30, what="the marker replicated and the transaction stable")
+    assert int(list_offset(address, topic, 0, -1, isolation_level=1).offset) == 6
+    assert sorted(_read_committed(cluster, topic, 5)) == [f"r{i}".encode() for i in range(5)]

@@ -138,3 +138,17 @@ def test_a_diverging_follower_is_told_where_to_truncate(tmp_path):
         [result] = await replicas.fetch([FetchWant("t", 0, 5, 100, 2, 1)], 2, 0, 0, 1, 100)
         assert result.diverging_epoch == (0, 2) and not result.records
     run(tmp_path, scenario)
+
+
+
+def test_on_appended_runs_before_the_long_polls_are_woken(tmp_path):
+    """So what a coordinator appends on being woken by it (the transaction coordinator's next Ongoing
+    after Complete*) is in the log when the followers' long polls read it: one fetch for both."""
+    async def scenario(cache, replicas):
+        cache.set_partition("t", 0, [1, 2], 1, 0, [1, 2])
+        order, wake = [], replicas.purgatory.wake
+        replicas.purgatory.wake = lambda key: (order.append(("wake", key)), wake(key))
+        await replicas.append_records({("t", 0): batch([b"a"])}, 1, 1000,
+                                      on_appended=lambda results: order.append(("appended", sorted(results))))
+        assert order == [("appended", [("t", 0)]), ("wake", ("t", 0))]
+    run(tmp_path, scenario)

@@ -23,8 +23,10 @@ class Host:
     def records(self, topic, partition):
         return list(self.logs.get(partition, []))
 
-    async def append(self, topic, partition, records, timeout_ms):
+    async def append(self, topic, partition, records, timeout_ms, producer=None, appended=None):
         self.appends.append(len(records))
+        if appended is not None:  # on the leader's log at once; "replicated" after the delay
+            appended()
         await asyncio.sleep(self.delay)
         self.logs.setdefault(partition, []).extend(records)
         return ErrorCode.none

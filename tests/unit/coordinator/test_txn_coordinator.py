@@ -15,10 +15,12 @@ class Log:
         self.records: list[tuple[bytes, bytes | None]] = []
         self.fail = ErrorCode.none
 
-    async def append(self, transactional_id, key, value):
+    async def append(self, transactional_id, key, value, appended=None):
         if self.fail != ErrorCode.none:
             return self.fail
         self.records.append((key, value))
+        if appended is not None:
+            appended()
         return ErrorCode.none
 
     def coordinator_epoch(self, transactional_id):
@@ -185,5 +187,44 @@ def test_idle_ids_expire_with_a_tombstone_but_not_an_open_transaction():
         for k, v in log.records:
             replayed.replay(k, v)
         assert list(replayed.txns) == ["busy"]
+        await tc.close()
+    asyncio.run(body())
+
+
+class HeldLog(Log):
+    """Complete* records reach the leader's log at once; their "replication" waits for `release`
+    and then answers `outcome`."""
+
+    def __init__(self):
+        super().__init__()
+        self.release = asyncio.Event()
+        self.outcome = ErrorCode.none
+
+    async def append(self, transactional_id, key, value, appended=None):
+        code = await super().append(transactional_id, key, value, appended)
+        if value is not None and decode_value(value).status in (TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT):
+            await self.release.wait()
+            return self.outcome
+        return code
+
+
+def test_the_next_transaction_starts_once_complete_is_on_the_log_not_when_replicated():
+    async def body():
+        log = HeldLog()
+        tc = _coordinator(log)
+        await tc.init_producer_id("tid", 30000)
+        await tc.add_partitions("tid", 1000, 0, {("t", 0)})
+        assert await tc.end_txn("tid", 1000, 0, True) == ErrorCode.none
+        # Complete* is appended but held unreplicated: the next transaction's Ongoing goes after it
+        assert await tc.add_partitions("tid", 1000, 0, {("t", 1)}) == ErrorCode.none
+        assert _states(log) == ["Empty", "Ongoing", "PrepareCommit", "CompleteCommit", "Ongoing"]
+        assert tc.txns["tid"].state is TxnState.ONGOING and tc.txns["tid"].partitions == {("t", 1)}
+        assert await tc.end_txn("tid", 1000, 0, False) == ErrorCode.none  # its own markers task starts
+        log.outcome = ErrorCode.request_timed_out  # an acks=all timeout: in effect already, not rewritten
+        log.release.set()
+        await asyncio.sleep(0.05)
+        assert _states(log) == ["Empty", "Ongoing", "PrepareCommit", "CompleteCommit", "Ongoing", "PrepareAbort",
+                                "CompleteAbort"]
+        assert tc.txns["tid"].state is TxnState.COMPLETE_ABORT and not tc._trailing and not tc._tasks
         await tc.close()
     asyncio.run(body())

@@ -140,3 +140,24 @@ def test_a_marker_from_an_older_coordinator_is_fenced(make_log):
         assert exc.code == ErrorCode.transaction_coordinator_fenced
     log.append_as_leader(bytes(build_control_batch(9, 0, True, 5, 4)), 0, 4, origin="coordinator")  # same epoch
     assert log.log_end_offset == 3
+
+
+def test_a_completed_transaction_stays_unstable_until_its_marker_is_replicated(make_log):
+    """Kafka's unreplicatedTxns: LSO = min(first unstable offset, HW) while the marker is above the HW."""
+    from storage.records import build_control_batch
+
+    log = make_log()
+    send(log, 0)  # offsets 0-1, not transactional
+    log.append_as_leader(v2(3, pid=9, epoch=0, seq=0, transactional=True), 0, now_ms())  # 2-4
+    log.append_as_leader(bytes(build_control_batch(9, 0, True, 3, now_ms())), 0, now_ms(), origin="coordinator")  # 5
+    log.high_watermark = 5  # the records are replicated, the COMMIT marker is not
+    assert log.last_stable_offset == 2
+    send(log, 2)  # 6-7, then dropped: the producer state rebuilt from the log holds it back too
+    log.truncate_to(6)
+    log.high_watermark = 5
+    assert log.last_stable_offset == 2
+    log.high_watermark = 6
+    assert log.last_stable_offset == 6
+    assert log.producers.unreplicated == []
+    log.high_watermark = 5  # never again held back once passed (a follower's HW only moves forward)
+    assert log.last_stable_offset == 5
