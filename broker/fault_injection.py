@@ -11,14 +11,17 @@ expires, then closes the connection without answering.
 import asyncio
 import dataclasses
 import datetime
+import json
 import time
 from typing import Any, Awaitable, Callable
 
 from model.errors import ErrorCode
 from model.faults import PARTITION_APIS, Fault, RequestFacts, affects, first_match
+from zkstore import paths as zp
 from zkstore.faults import FaultStore, FaultWatch
 
 from . import fault_responses
+from .applied import LatestValuePublisher
 from .controller_link import CLIENT_ID_PREFIX as FORWARDER_PREFIX
 from .replication.fetcher import CLIENT_ID_PREFIX as FETCHER_PREFIX
 from .request_trace import RequestTrace
@@ -32,27 +35,36 @@ class FaultInjector:
         self._broker = broker
         self.store = FaultStore(broker.zk)
         self.watch = FaultWatch(broker.zk, self._changed)
-        self.trace = RequestTrace(broker)
+        self.trace = RequestTrace(broker, self._publish_seen)
+        # what this broker obeys, for fauxka.testing to wait on (FAULTS_SEEN/<id>)
+        self.seen = LatestValuePublisher(broker.zk, zp.faults_seen_path(broker.broker_id), broker.log, "faults obeyed")
         self._changed_event = asyncio.Event()
         self.hits = 0
         self._actions: dict[str, asyncio.Task] = {}  # leader/storage faults this controller is carrying out
         self._done: set[str] = set()  # storage faults whose leaderships this controller moved
 
     def start(self) -> None:
+        self.seen.start()
         self.watch.start()
         self.trace.start()
+        self._publish_seen()
 
-    def stop(self) -> None:
+    async def stop(self) -> None:
         self.watch.stop()
         self.trace.stop()
         self._changed_event.set()
         for task in self._actions.values():
             task.cancel()
+        await self.seen.stop()
 
     def _changed(self) -> None:
         self._changed_event.set()
         self._changed_event = asyncio.Event()
         self.start_actions()
+        self._publish_seen()
+
+    def _publish_seen(self) -> None:
+        self.seen.put(json.dumps({"faults": sorted(self.watch.faults), "tracing": self.trace.enabled}).encode())
 
     def start_actions(self) -> None:
         """On the active controller: carry out the `leader` faults not yet under way (after every

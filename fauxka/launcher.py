@@ -9,6 +9,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from . import zookeeper
 
@@ -27,6 +28,7 @@ class UpOptions:
     detach: bool = False
     timeout_s: float = 60.0
     tls: bool = False  # SSL listeners with a throw-away CA (data-dir/tls), brokers talk SSL too
+    starter: Any = None  # a fauxka.starter.Starter (already imported): forks the brokers at once
 
 
 def tls_properties(tls_dir: Path) -> list[str]:
@@ -131,10 +133,17 @@ def up(opts: UpOptions) -> int:
             port = opts.base_port + broker_id - 1
             metrics_port = opts.metrics_base_port + broker_id if opts.metrics_base_port else 0
             state["brokers"].append({"id": broker_id, "pid": None, "port": port, "metrics_port": metrics_port})
-        starter = _start_brokers(state["brokers"], zk_connect, data_dir, opts.overrides, wait_zookeeper, opts.tls)
-        from . import probe  # the Kafka protocol: imported while the others start
+        configs = _write_configs(state["brokers"], zk_connect, data_dir, opts.tls)
+        if opts.starter is not None:  # a kept fauxka.starter.Starter, imported already: forks at once
+            pids = opts.starter.fork(configs, opts.overrides, wait_zookeeper and wait_zookeeper[0], opts.timeout_s)
+            for b, pid in zip(state["brokers"], pids):
+                b["pid"] = pid
+            from . import probe
+        else:
+            starter = _start_brokers(configs, opts.overrides, wait_zookeeper, data_dir)
+            from . import probe  # the Kafka protocol: imported while the others start
 
-        _collect_pids(starter, state["brokers"], data_dir, opts.timeout_s)
+            _collect_pids(starter, state["brokers"], data_dir, opts.timeout_s)
         _write_state(data_dir, state)
         if zk is not None:
             zookeeper.wait_serving("127.0.0.1", opts.zookeeper_port, opts.timeout_s, zk)
@@ -164,14 +173,19 @@ class BrokersNotStarted(Exception):
     pass
 
 
-def _start_brokers(brokers: list[dict], zk_connect: str, data_dir: Path, overrides: tuple[str, ...],
-                   wait_zookeeper: tuple[str, float] | None, tls: bool = False) -> subprocess.Popen:
-    """`fauxka brokers`: one process imports the broker code and forks a process per broker, so
-    that import, most of a broker's start-up CPU time, is paid once. It prints their ids."""
-    command = [sys.executable, "-m", "fauxka", "brokers"]
+def _write_configs(brokers: list[dict], zk_connect: str, data_dir: Path, tls: bool) -> list[Path]:
+    """broker-<id>.properties (a broker's output goes to broker-<id>.out)."""
     for b in brokers:
-        config = data_dir / f"broker-{b['id']}.properties"  # output: broker-<id>.out
-        config.write_text(broker_properties(b["id"], b["port"], zk_connect, data_dir, b["metrics_port"], tls))
+        (data_dir / f"broker-{b['id']}.properties").write_text(
+            broker_properties(b["id"], b["port"], zk_connect, data_dir, b["metrics_port"], tls))
+    return [data_dir / f"broker-{b['id']}.properties" for b in brokers]
+
+
+def _start_brokers(configs: list[Path], overrides: tuple[str, ...], wait_zookeeper: tuple[str, float] | None,
+                   data_dir: Path) -> subprocess.Popen:
+    """`fauxka brokers` (fauxka/starter.py): imports the broker code once, forks each, prints their ids."""
+    command = [sys.executable, "-m", "fauxka", "brokers"]
+    for config in configs:
         command += ["--config", str(config)]
     for item in overrides:
         command += ["--override", item]

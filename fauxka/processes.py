@@ -26,8 +26,9 @@ def _broker(state: dict, broker_id: int) -> dict:
     raise ProcessFaultError(f"no broker {broker_id} in this cluster (brokers: {ids})")
 
 
-def act(data_dir: Path, action: str, broker_id: int, timeout_s: float = 30.0) -> str:
-    """Do `action` to one broker of the cluster `fauxka up` started from data_dir; what was done."""
+def act(data_dir: Path, action: str, broker_id: int, timeout_s: float = 30.0, starter=None) -> str:
+    """Do `action` to one broker of the cluster `fauxka up` started from data_dir; what was done.
+    `starter` (a fauxka.starter.Starter) forks a restarted broker at once."""
     if action not in ACTIONS:
         raise ProcessFaultError(f"unknown action {action!r}; one of {', '.join(ACTIONS)}")
     data_dir = data_dir.resolve()
@@ -61,7 +62,7 @@ def act(data_dir: Path, action: str, broker_id: int, timeout_s: float = 30.0) ->
         state = launcher._read_state(data_dir)
         b = _broker(state, broker_id)
     _wait_deregistered(state, broker_id, timeout_s)
-    b["pid"] = _start(data_dir, state, broker_id, timeout_s)
+    b["pid"] = _start(data_dir, state, broker_id, timeout_s, starter)
     b["stopped"] = False
     launcher._write_state(data_dir, state)
     return f"broker {broker_id} restarted (pid {b['pid']})"
@@ -97,8 +98,16 @@ def _wait_deregistered(state: dict, broker_id: int, timeout_s: float) -> None:
         client.close()
 
 
-def _start(data_dir: Path, state: dict, broker_id: int, timeout_s: float) -> int:
+def _start(data_dir: Path, state: dict, broker_id: int, timeout_s: float, starter=None) -> int:
     """`fauxka brokers` with the broker's config as `up` wrote it: it forks the broker and prints its id."""
+    if starter is not None:
+        from .starter import StarterError
+
+        try:
+            return starter.fork([data_dir / f"broker-{broker_id}.properties"], state.get("overrides", []),
+                                None, timeout_s)[0]
+        except StarterError as exc:
+            raise ProcessFaultError(f"broker {broker_id} did not start: {exc}") from None
     command = [sys.executable, "-m", "fauxka", "brokers", "--config", str(data_dir / f"broker-{broker_id}.properties")]
     for item in state.get("overrides", []):
         command += ["--override", item]

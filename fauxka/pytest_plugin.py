@@ -5,14 +5,18 @@
   `fauxka_cluster.unique_topic()`, and every test's faults are cleared after it;
 - `fauxka_cluster_factory`: `make(brokers=3, overrides=None)` for a test that breaks its own cluster
   (stopped after the test).
-Nothing starts unless a test asks for one of them.
+Nothing starts unless a test asks for one of them. The clusters' brokers are forked by one
+pre-forked interpreter (fauxka.starter.Starter) that imports the broker code while the session's
+ZooKeeper starts: a cluster's start is then the brokers' own (ZooKeeper session, registration,
+controller election), a few hundred ms.
 """
 
 import pytest
 
 
 @pytest.fixture(scope="session")
-def fauxka_zookeeper(tmp_path_factory):
+def fauxka_zookeeper(_fauxka_starter, tmp_path_factory):
+    """The starter first: the broker code's import overlaps the JVM's start."""
     from fauxka import zookeeper
     from fauxka.ports import free_ports
 
@@ -27,10 +31,21 @@ def fauxka_zookeeper(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def _fauxka_session_cluster(fauxka_zookeeper, tmp_path_factory):
+def _fauxka_starter(tmp_path_factory):
+    """The session's pre-forked interpreter (its brokers outlive it: their clusters stop them)."""
+    from fauxka.starter import Starter
+
+    starter = Starter(tmp_path_factory.mktemp("fauxka-starter") / "starter.log")
+    yield starter
+    starter.close()
+
+
+@pytest.fixture(scope="session")
+def _fauxka_session_cluster(fauxka_zookeeper, _fauxka_starter, tmp_path_factory):
     from fauxka.testing import Cluster
 
-    cluster = Cluster(3, zookeeper=fauxka_zookeeper, data_dir=tmp_path_factory.mktemp("fauxka-cluster"))
+    cluster = Cluster(3, zookeeper=fauxka_zookeeper, data_dir=tmp_path_factory.mktemp("fauxka-cluster"),
+                      starter=_fauxka_starter)
     cluster.start()
     yield cluster
     cluster.stop()
@@ -44,14 +59,14 @@ def fauxka_cluster(_fauxka_session_cluster):
 
 
 @pytest.fixture
-def fauxka_cluster_factory(fauxka_zookeeper, tmp_path):
+def fauxka_cluster_factory(fauxka_zookeeper, _fauxka_starter, tmp_path):
     from fauxka.testing import Cluster
 
     made = []
 
     def make(brokers: int = 3, overrides: dict[str, str] | None = None):
         cluster = Cluster(brokers, zookeeper=fauxka_zookeeper, data_dir=tmp_path / f"fauxka-{len(made)}",
-                          overrides=overrides)
+                          overrides=overrides, starter=_fauxka_starter)
         made.append(cluster)
         return cluster.start()
 

@@ -17,8 +17,17 @@ from fauxka import launcher, processes, trace, zookeeper
 from fauxka.faults import FaultClient, make_fault
 from fauxka.ports import free_ports
 from model.faults import Fault
+from zkstore.paths import fault_path, faults_seen_path
 
 _topics = itertools.count(1)
+
+
+def _paused(pid: int | None) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "T"
+    except (OSError, IndexError):
+        return False
 
 
 def wait_for(predicate, timeout_s: float = 10.0, interval_s: float = 0.05, what: str = "condition"):
@@ -40,10 +49,12 @@ def wait_for(predicate, timeout_s: float = 10.0, interval_s: float = 0.05, what:
 
 class Cluster:
     """A cluster of `brokers` broker processes. `zookeeper` ("host:port") shares a ZooKeeper that
-    is already running (each Cluster takes its own chroot); without it, one is started for it."""
+    is already running (each Cluster takes its own chroot); without it, one is started for it.
+    `starter` (a fauxka.starter.Starter, started ahead) forks the brokers without their import:
+    the pytest fixtures share one for the session."""
 
     def __init__(self, brokers: int = 3, *, zookeeper: str | None = None, data_dir: str | Path | None = None,
-                 overrides: dict[str, str] | None = None, timeout_s: float = 60.0):
+                 overrides: dict[str, str] | None = None, timeout_s: float = 60.0, starter=None):
         self.size = brokers
         self._own_dir = data_dir is None
         self.data_dir = Path(data_dir) if data_dir else Path(tempfile.mkdtemp(prefix="fauxka-"))
@@ -54,6 +65,7 @@ class Cluster:
         self._faults: FaultClient | None = None
         self._zk_process = None
         self.base_port = 0
+        self.starter = starter
 
     # --- life ------------------------------------------------------------------
 
@@ -68,7 +80,7 @@ class Cluster:
         options = launcher.UpOptions(
             brokers=self.size, zookeeper=self.zk_connect, data_dir=self.data_dir, base_port=self.base_port,
             metrics_base_port=0, overrides=tuple(f"{k}={v}" for k, v in self.overrides.items()),
-            detach=True, timeout_s=self.timeout_s)
+            detach=True, timeout_s=self.timeout_s, starter=self.starter)
         with contextlib.redirect_stdout(io.StringIO()) as out:
             code = launcher.up(options)
         if code != 0:
@@ -122,9 +134,11 @@ class Cluster:
         return self._faults
 
     def add_fault(self, kind: str, **scope_and_action) -> Fault:
-        """Add a fault (fauxka.faults.make_fault's arguments); every broker obeys it within a watch
-        notification (a few ms)."""
-        return self.faults.add(make_fault(kind, **scope_and_action))
+        """Add a fault (fauxka.faults.make_fault's arguments); returns once every running broker
+        obeys it (a watch notification: a few ms, more under load) or it is gone (used up)."""
+        fault = self.faults.add(make_fault(kind, **scope_and_action))
+        self._wait_obeyed(lambda seen: fault.id in seen["faults"] or self.faults.get(fault_path(fault.id)) is None)
+        return fault
 
     @contextlib.contextmanager
     def fault(self, kind: str, **scope_and_action):
@@ -133,16 +147,39 @@ class Cluster:
         try:
             yield fault
         finally:
-            self.faults.remove(fault.id)
+            self.remove_fault(fault.id)
 
     def remove_fault(self, fault_id: str) -> bool:
-        return self.faults.remove(fault_id)
+        """Remove it; returns once no running broker obeys it any more."""
+        removed = self.faults.remove(fault_id)
+        self._wait_obeyed(lambda seen: fault_id not in seen["faults"])
+        return removed
 
     def list_faults(self) -> list[Fault]:
         return self.faults.list()
 
     def clear_faults(self) -> int:
-        return self.faults.clear()
+        cleared = self.faults.clear()
+        self._wait_obeyed(lambda seen: not seen["faults"])
+        return cleared
+
+    def _wait_obeyed(self, check, timeout_s: float = 5.0) -> None:
+        """Until what each running broker obeys (its FAULTS_SEEN node) passes `check`. Best effort:
+        a broker cut off from ZooKeeper cannot say, so at the deadline this returns anyway."""
+        def obeyed():
+            for broker_id in self._running():
+                data = self.faults.get(faults_seen_path(broker_id))
+                if data is None or not check(json.loads(data)):
+                    return False
+            return True
+        with contextlib.suppress(TimeoutError):
+            wait_for(obeyed, timeout_s, interval_s=0.005, what="every broker obeying the faults")
+
+    def _running(self) -> list[int]:
+        """Registered brokers whose process is not stopped (fauxka pause): those that can answer."""
+        state = launcher._read_state(self.data_dir.resolve()) or {}
+        pids = {b["id"]: b.get("pid") for b in state.get("brokers", [])}
+        return [b for b in self.registered() if not _paused(pids.get(b))]
 
     # --- the request trace -------------------------------------------------------
 
@@ -150,11 +187,12 @@ class Cluster:
     def tracing(self):
         """Every broker records the requests it answers while the block runs (Cluster.trace reads them)."""
         self.faults.set_tracing(True)
-        time.sleep(0.1)  # every broker's watch has fired (a few ms locally)
+        self._wait_obeyed(lambda seen: seen["tracing"])
         try:
             yield self
         finally:
             self.faults.set_tracing(False)
+            self._wait_obeyed(lambda seen: not seen["tracing"])
 
     def trace(self, **filters) -> list[dict]:
         """The traced requests, oldest first: dicts with ts, broker, api, api_key, version, client_id,
@@ -178,7 +216,7 @@ class Cluster:
 
     def restart(self, broker_id: int, timeout_s: float = 30.0) -> None:
         """Stop (SIGTERM, or nothing if it is down) and start the broker again; returns once it is registered."""
-        processes.act(self.data_dir, "restart", broker_id, timeout_s)
+        processes.act(self.data_dir, "restart", broker_id, timeout_s, self.starter)
         wait_for(lambda: broker_id in self.registered(), timeout_s, what=f"broker {broker_id} registered")
 
     # --- look-ups ----------------------------------------------------------------
