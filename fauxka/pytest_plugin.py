@@ -24,6 +24,7 @@ def fauxka_zookeeper(_fauxka_starter, tmp_path_factory):
     process = zookeeper.start(tmp_path_factory.mktemp("fauxka-zookeeper"), port)
     try:
         zookeeper.wait_serving("127.0.0.1", port, 60, process)
+        _fauxka_starter.wait_ready()  # imported meanwhile, most often
         yield f"127.0.0.1:{port}"
     finally:
         process.terminate()

@@ -157,15 +157,23 @@ class Starter:
                     raise StarterError(f"the starter exited (code {self.process.wait(5)})")
                 return json.loads(line)
 
+    def wait_ready(self, timeout_s: float = 60.0) -> None:
+        """Until its import is done (fork() waits for it too)."""
+        with self._lock:
+            self._wait_ready(time.monotonic() + timeout_s)
+
+    def _wait_ready(self, deadline: float) -> None:
+        if self.process.poll() is not None:
+            raise StarterError(f"the starter exited (code {self.process.returncode})")
+        if not self._ready:
+            self._answer(deadline)
+            self._ready = True
+
     def fork(self, configs: list[Path], overrides: list[str] = (), wait_zookeeper: str | None = None,
              timeout_s: float = 60.0) -> list[int]:
         deadline = time.monotonic() + timeout_s
         with self._lock:
-            if self.process.poll() is not None:
-                raise StarterError(f"the starter exited (code {self.process.returncode})")
-            if not self._ready:  # its import may still be under way
-                self._answer(deadline)
-                self._ready = True
+            self._wait_ready(deadline)
             request = {"configs": [str(c) for c in configs], "overrides": list(overrides),
                        "wait_zookeeper": wait_zookeeper}
             try:
