@@ -23,6 +23,9 @@ def fauxka_zookeeper(_fauxka_starter, tmp_path_factory):
     port = free_ports()
     process = zookeeper.start(tmp_path_factory.mktemp("fauxka-zookeeper"), port)
     try:
+        import fauxka.probe  # noqa: F401  the clients' own imports (kio), while the JVM starts
+        import fauxka.testing  # noqa: F401
+
         zookeeper.wait_serving("127.0.0.1", port, 60, process)
         _fauxka_starter.wait_ready()  # imported meanwhile, most often
         yield f"127.0.0.1:{port}"
