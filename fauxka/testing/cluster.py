@@ -256,6 +256,23 @@ class Cluster:
         partition (an in-sync replica of it), so the group's members are told NOT_COORDINATOR."""
         self.move_leader("__consumer_offsets", self._offsets_partition(group_id), broker_id, timeout_s)
 
+    def _txn_partition(self, transactional_id: str) -> int:
+        from coordinator.group.partitioner import partition_for
+
+        return partition_for(transactional_id, int(self.overrides.get("transaction.state.log.num.partitions", 50)))
+
+    def transaction_coordinator(self, transactional_id: str) -> int:
+        """The transactional id's coordinator: the leader of its __transaction_state partition
+        (Kafka's TransactionStateManager.partitionFor); -1 before the topic exists (the first
+        FindCoordinator or InitProducerId with a transactional id creates it)."""
+        return self.leader("__transaction_state", self._txn_partition(transactional_id))
+
+    def move_transaction_coordinator(self, transactional_id: str, broker_id: int, timeout_s: float = 10.0) -> None:
+        """Make `broker_id` the transaction's coordinator: it leads the id's __transaction_state
+        partition (an in-sync replica of it) and loads the transaction from it, so the producer
+        is told NOT_COORDINATOR by the old one and carries on with the new one."""
+        self.move_leader("__transaction_state", self._txn_partition(transactional_id), broker_id, timeout_s)
+
     def shuffle_leaders(self, topic: str, timeout_s: float = 10.0) -> dict[int, int]:
         """Move every partition of `topic` whose ISR has another member to one of them (kfake's
         ShufflePartitionLeaders, per topic); the new leaders by partition."""
