@@ -1,5 +1,6 @@
-"""`fauxka fault add|list|remove|clear` and `fauxka kill|terminate|pause|resume|restart BROKER`."""
+"""`fauxka fault add|list|remove|clear` and `fauxka kill|terminate|pause|resume|restart BROKER|zookeeper`."""
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -45,10 +46,19 @@ def add_arguments(sub) -> None:
     trace.add_argument("--json", action="store_true", help="show the JSON lines")
     _cluster_arguments(trace)
     for action in ("kill", "terminate", "pause", "resume", "restart"):
-        q = sub.add_parser(action, help=f"{action} one broker of a cluster started by fauxka up")
-        q.add_argument("broker", type=int)
+        q = sub.add_parser(action, help=f"{action} one broker (or the ZooKeeper) of a cluster started by fauxka up")
+        q.add_argument("broker", type=_process_target, metavar="BROKER|zookeeper")
         q.add_argument("--data-dir", type=Path, default=Path(".fauxka"))
         q.add_argument("--timeout", type=float, default=30.0)
+
+
+def _process_target(text: str) -> "int | str":
+    if text.lower() == "zookeeper":
+        return "zookeeper"
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a broker id or 'zookeeper', not {text!r}") from None
 
 
 def _cluster_arguments(p) -> None:

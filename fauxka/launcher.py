@@ -170,12 +170,11 @@ def up(opts: UpOptions) -> int:
 
 
 class BrokersNotStarted(Exception):
-    pass
+    """A broker process exited or was never forked."""
 
 
 def _write_configs(brokers: list[dict], zk_connect: str, data_dir: Path, tls: bool) -> list[Path]:
-    """broker-<id>.properties (a broker's output goes to broker-<id>.out)."""
-    for b in brokers:
+    for b in brokers:  # broker-<id>.properties; a broker's output goes to broker-<id>.out
         (data_dir / f"broker-{b['id']}.properties").write_text(
             broker_properties(b["id"], b["port"], zk_connect, data_dir, b["metrics_port"], tls))
     return [data_dir / f"broker-{b['id']}.properties" for b in brokers]
@@ -261,11 +260,12 @@ def _watch(state: dict, zk: subprocess.Popen | None, stop: dict) -> int:
     """Until a signal or a process dying: 0, or 1 when a process died."""
     code = 0
     while stop["signal"] is None:
-        if zk is not None and zk.poll() is not None:
-            print(f"ZooKeeper exited with {zk.returncode}; stopping the cluster", file=sys.stderr)
+        _follow_process_faults(state)
+        zk_state = state.get("zookeeper")
+        if zk is not None and zk_state and not zk_state.get("stopped") and not _alive(zk_state["pid"]):
+            print(f"ZooKeeper (pid {zk_state['pid']}) exited; stopping the cluster", file=sys.stderr)
             code = 1
             break
-        _follow_process_faults(state)
         dead = [b for b in state["brokers"] if not b.get("stopped") and not _alive(b["pid"])]  # forked: not ours
         if dead:
             print(f"broker {dead[0]['id']} (pid {dead[0]['pid']}) exited; stopping the cluster", file=sys.stderr)
@@ -276,11 +276,13 @@ def _watch(state: dict, zk: subprocess.Popen | None, stop: dict) -> int:
 
 
 def _follow_process_faults(state: dict) -> None:
-    """`fauxka kill|restart BROKER` (fauxka/processes.py) rewrite the state file: a broker stopped on
-    purpose is not a reason to stop the cluster, and a restarted one has a new process id."""
+    """`fauxka kill|restart BROKER|zookeeper` (fauxka/processes.py) rewrite the state file: a process
+    stopped on purpose is not a reason to stop the cluster, and a restarted one has a new process id."""
     current = _read_state(Path(state["data_dir"])) if state.get("data_dir") else None
     if current is None:
         return
+    if state.get("zookeeper") and current.get("zookeeper"):
+        state["zookeeper"].update(current["zookeeper"])
     by_id = {b["id"]: b for b in current.get("brokers", [])}
     for b in state["brokers"]:
         if b["id"] in by_id:

@@ -3,8 +3,8 @@
 - `fauxka_zookeeper` (session): one ZooKeeper for the whole run, "host:port";
 - `fauxka_cluster` (session): a 3-broker Cluster on it, started once; tests isolate themselves with
   `fauxka_cluster.unique_topic()`, and every test's faults are cleared after it;
-- `fauxka_cluster_factory`: `make(brokers=3, overrides=None)` for a test that breaks its own cluster
-  (stopped after the test).
+- `fauxka_cluster_factory`: `make(brokers=3, overrides=None, own_zookeeper=False)` for a test that
+  breaks its own cluster (stopped after the test; own_zookeeper for one that stops ZooKeeper).
 Nothing starts unless a test asks for one of them. The clusters' brokers are forked by one
 pre-forked interpreter (fauxka.starter.Starter) that imports the broker code while the session's
 ZooKeeper starts: a cluster's start is then the brokers' own (ZooKeeper session, registration,
@@ -68,9 +68,10 @@ def fauxka_cluster_factory(fauxka_zookeeper, _fauxka_starter, tmp_path):
 
     made = []
 
-    def make(brokers: int = 3, overrides: dict[str, str] | None = None):
-        cluster = Cluster(brokers, zookeeper=fauxka_zookeeper, data_dir=tmp_path / f"fauxka-{len(made)}",
-                          overrides=overrides, starter=_fauxka_starter)
+    def make(brokers: int = 3, overrides: dict[str, str] | None = None, own_zookeeper: bool = False):
+        """own_zookeeper: a ZooKeeper of its own (stop_zookeeper / restart_zookeeper) instead of the session's."""
+        cluster = Cluster(brokers, zookeeper=None if own_zookeeper else fauxka_zookeeper,
+                          data_dir=tmp_path / f"fauxka-{len(made)}", overrides=overrides, starter=_fauxka_starter)
         made.append(cluster)
         return cluster.start()
 

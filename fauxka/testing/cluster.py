@@ -13,7 +13,7 @@ import time
 import uuid
 from pathlib import Path
 
-from fauxka import launcher, processes, trace, zookeeper
+from fauxka import launcher, processes, trace
 from fauxka.faults import FaultClient, make_fault
 from fauxka.ports import free_ports
 from model.faults import Fault
@@ -63,28 +63,27 @@ class Cluster:
         self.timeout_s = timeout_s
         self.zk_connect: str | None = None
         self._faults: FaultClient | None = None
-        self._zk_process = None
         self.base_port = 0
         self.starter = starter
 
     # --- life ------------------------------------------------------------------
 
     def start(self) -> "Cluster":
-        if self._zookeeper is None:  # our own ZooKeeper, stopped with the cluster
-            port = free_ports()
-            self._zk_process = zookeeper.start(self.data_dir / "zookeeper", port)
-            zookeeper.wait_serving("127.0.0.1", port, self.timeout_s, self._zk_process)
-            self._zookeeper = f"127.0.0.1:{port}"
-        self.zk_connect = f"{self._zookeeper}/fauxka-{uuid.uuid4().hex[:12]}"
+        zk_port = 0
+        if self._zookeeper is None:  # up starts one (stopped with the cluster; restart_zookeeper())
+            zk_port = free_ports()
+            self.zk_connect = f"127.0.0.1:{zk_port}"
+        else:
+            self.zk_connect = f"{self._zookeeper}/fauxka-{uuid.uuid4().hex[:12]}"
         self.base_port = free_ports(self.size)
         options = launcher.UpOptions(
-            brokers=self.size, zookeeper=self.zk_connect, data_dir=self.data_dir, base_port=self.base_port,
-            metrics_base_port=0, overrides=tuple(f"{k}={v}" for k, v in self.overrides.items()),
-            detach=True, timeout_s=self.timeout_s, starter=self.starter)
+            brokers=self.size, zookeeper=self._zookeeper and self.zk_connect, zookeeper_port=zk_port,
+            data_dir=self.data_dir, base_port=self.base_port, metrics_base_port=0,
+            overrides=tuple(f"{k}={v}" for k, v in self.overrides.items()), detach=True, timeout_s=self.timeout_s,
+            starter=self.starter)
         with contextlib.redirect_stdout(io.StringIO()) as out:
             code = launcher.up(options)
         if code != 0:
-            self._stop_zookeeper()
             raise RuntimeError(f"the cluster did not start: {out.getvalue().strip()[-500:]} (logs in {self.data_dir})")
         self._faults = FaultClient(self.zk_connect)
         return self
@@ -94,15 +93,9 @@ class Cluster:
             self._faults.close()
             self._faults = None
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            launcher.down(self.data_dir)
-        self._stop_zookeeper()
+            launcher.down(self.data_dir)  # the brokers, then a ZooKeeper of its own
         if self._own_dir and not os.environ.get("FAUXKA_KEEP_DATA"):
             shutil.rmtree(self.data_dir, ignore_errors=True)
-
-    def _stop_zookeeper(self) -> None:
-        if self._zk_process is not None and self._zk_process.poll() is None:
-            self._zk_process.terminate()
-            self._zk_process.wait(10)
 
     def __enter__(self) -> "Cluster":
         return self.start()
@@ -218,6 +211,21 @@ class Cluster:
         """Stop (SIGTERM, or nothing if it is down) and start the broker again; returns once it is registered."""
         processes.act(self.data_dir, "restart", broker_id, timeout_s, self.starter)
         wait_for(lambda: broker_id in self.registered(), timeout_s, what=f"broker {broker_id} registered")
+
+    def stop_zookeeper(self, kill: bool = False) -> None:
+        """Stop the cluster's own ZooKeeper (a Cluster made without `zookeeper=`): the brokers keep
+        serving what needs no ZooKeeper (produce, fetch, groups); metadata changes wait for it."""
+        processes.act(self.data_dir, "kill" if kill else "terminate", processes.ZOOKEEPER, self.timeout_s)
+
+    def start_zookeeper(self) -> None:
+        """Start it again on its port and data: the brokers' sessions survive a stop shorter than
+        zookeeper.session.timeout.ms (ZooKeeper restores them), longer ones expire and the brokers
+        register again."""
+        processes.act(self.data_dir, "restart", processes.ZOOKEEPER, self.timeout_s)
+
+    def restart_zookeeper(self) -> None:
+        self.stop_zookeeper()
+        self.start_zookeeper()
 
     # --- look-ups ----------------------------------------------------------------
 

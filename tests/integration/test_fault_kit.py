@@ -310,7 +310,14 @@ def test_the_up_supervisor_outlives_a_killed_broker_and_watches_the_restarted_on
         assert restarted.returncode == 0, restarted.stderr
         new = json.loads((data_dir / "cluster.json").read_text())["brokers"][1]["pid"]
         assert new != old
+        zk_pid = json.loads((data_dir / "cluster.json").read_text())["zookeeper"]["pid"]
+        again = fauxka("restart", "zookeeper")  # on its port and data: the brokers' sessions survive
+        assert again.returncode == 0 and "ZooKeeper restarted" in again.stdout, again.stderr
+        assert json.loads((data_dir / "cluster.json").read_text())["zookeeper"]["pid"] != zk_pid
+        time.sleep(0.6)
+        assert up.poll() is None  # nor does ZooKeeper stopped on purpose
         assert fauxka("pause", "9").returncode == 1
+        assert fauxka("pause", "zookeper").returncode == 2  # neither a broker id nor zookeeper
         os.kill(new, signal.SIGKILL)  # a crash, not a fault: the supervisor stops the cluster
         up.wait(30)
         assert up.returncode == 1 and "broker 2" in up.stderr.read()
