@@ -39,6 +39,12 @@ class LatestValuePublisher:
         self._desired = data
         self._wake.set()
 
+    async def flushed(self, timeout_s: float) -> None:
+        """Until the newest value is written, or timeout_s."""
+        deadline = asyncio.get_running_loop().time() + timeout_s
+        while self._published != self._desired and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.01)
+
     def session_renewed(self) -> None:
         self._published = None  # the ephemeral node went with the old session
         self._wake.set()

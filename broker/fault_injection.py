@@ -19,6 +19,7 @@ from model.errors import ErrorCode
 from model.faults import PARTITION_APIS, Fault, RequestFacts, affects, first_match
 from zkstore import paths as zp
 from zkstore.faults import FaultStore, FaultWatch
+from zkstore.link_fault import LinkCut, wait_fault_gone
 
 from . import fault_responses
 from .applied import LatestValuePublisher
@@ -38,6 +39,7 @@ class FaultInjector:
         self.trace = RequestTrace(broker, self._publish_seen)
         # what this broker obeys, for fauxka.testing to wait on (FAULTS_SEEN/<id>)
         self.seen = LatestValuePublisher(broker.zk, zp.faults_seen_path(broker.broker_id), broker.log, "faults obeyed")
+        self.link = LinkCut(broker.zk)  # `zookeeper` faults
         self._changed_event = asyncio.Event()
         self.hits = 0
         self._actions: dict[str, asyncio.Task] = {}  # leader/storage faults this controller is carrying out
@@ -53,8 +55,10 @@ class FaultInjector:
         self.watch.stop()
         self.trace.stop()
         self._changed_event.set()
-        for task in self._actions.values():
+        tasks = list(self._actions.values())
+        for task in tasks:
             task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)  # a cut link restored on the way
         await self.seen.stop()
 
     def _changed(self) -> None:
@@ -67,15 +71,38 @@ class FaultInjector:
         self.seen.put(json.dumps({"faults": sorted(self.watch.faults), "tracing": self.trace.enabled}).encode())
 
     def start_actions(self) -> None:
-        """On the active controller: carry out the `leader` faults not yet under way (after every
+        """A `zookeeper` fault on this broker: its link cut (every broker's part). On the active
+        controller: carry out the `leader` and `storage` faults not yet under way (after every
         change of the faults, and when this broker becomes controller)."""
+        now_ms = int(time.time() * 1000)
+        for fault in list(self.watch.faults.values()):
+            if (fault.kind == "zookeeper" and fault.scope.broker in (None, self._broker.broker_id)
+                    and fault.id not in self._actions and not fault.expired(now_ms)):
+                self._start_action(fault, self._cut_zookeeper)
         if self._broker.is_controller:
             for fault in list(self.watch.faults.values()):
                 action = {"leader": self._move_leader, "storage": self._leave_failed_log}.get(fault.kind)
                 if action is not None and fault.id not in self._actions and fault.id not in self._done:
-                    task = asyncio.get_running_loop().create_task(action(fault), name=f"fault-{fault.id}")
-                    self._actions[fault.id] = task
-                    task.add_done_callback(lambda _t, i=fault.id: self._actions.pop(i, None))
+                    self._start_action(fault, action)
+
+    def _start_action(self, fault: Fault, action) -> None:
+        task = asyncio.get_running_loop().create_task(action(fault), name=f"fault-{fault.id}")
+        self._actions[fault.id] = task
+        task.add_done_callback(lambda _t, i=fault.id: self._actions.pop(i, None))
+
+    async def _cut_zookeeper(self, fault: Fault) -> None:
+        """A `zookeeper` fault: this broker's link to ZooKeeper cut until the fault is removed or
+        expires (zkstore/link_fault.py), watched meanwhile through a session of its own."""
+        config, log = self._broker.config, self._broker.log.bind(fault=fault.id)
+        await self.seen.flushed(1.0)  # fauxka.testing learns that it is obeyed before the link goes
+        self.link.cut_link()
+        log.warning("zookeeper link cut (fault)")
+        try:
+            await wait_fault_gone(config["zookeeper.connect"], fault.id, fault.expires_ms,
+                                  config["zookeeper.session.timeout.ms"], log)
+        finally:
+            self.link.restore_link()
+            log.warning("zookeeper link restored (fault gone)")
 
     async def _move_leader(self, fault: Fault) -> None:
         """A `leader` fault, on the active controller: through its partition leadership, then removed."""

@@ -9,7 +9,9 @@ from . import launcher
 KIND_HELP = ("error (answer --error), throttle (--throttle-ms), delay (--delay-ms, --jitter-ms), "
              "hang (never answer), close (close the connection), replication (follower --broker's fetches: "
              "--delay-ms, or -1 to stop them), link (--broker and --peer: cut the link between them), "
-             "leader (--topic, --partition, --broker: move the leadership)")
+             "leader (--topic, --partition, --broker: move the leadership), storage (--broker's log of --topic "
+             "fails as a full disk), zookeeper (--broker's link to ZooKeeper cut, every broker's without "
+             "--broker: the session expires; restored when removed or after --duration)")
 
 
 def add_arguments(sub) -> None:

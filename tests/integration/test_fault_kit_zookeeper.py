@@ -39,3 +39,36 @@ def test_zookeeper_stopped_keeps_the_data_plane_and_holds_metadata_until_it_is_b
     cluster.wait_for(lambda: cluster.leader(created, 0) > 0, 10, what="the new topic's leader")
     assert sorted(cluster.registered()) == [1, 2, 3]  # the sessions survived the short stop
     assert _produce(cluster, created, 0) == [None]
+
+
+def _metadata_brokers(cluster, broker_id: int) -> list[int]:
+    import asyncio
+
+    from fauxka import probe
+
+    host, port = cluster.address(broker_id).rsplit(":", 1)
+    return asyncio.run(probe.metadata(host, int(port), 5.0)).brokers
+
+
+@pytest.mark.disruptive
+def test_a_cut_zookeeper_link_expires_the_broker_until_the_fault_is_removed(fauxka_cluster_factory):
+    cluster = fauxka_cluster_factory(brokers=3, overrides={"zookeeper.session.timeout.ms": "2000"})
+    controller = cluster.wait_for(lambda: max(cluster.controller(), 0), 10, what="a controller")
+    victim, other = [b for b in cluster.broker_ids if b != controller]
+    topic = _topic(cluster, assignment=[[victim, other]])
+    assert cluster.leader(topic, 0) == victim
+
+    with cluster.fault("zookeeper", broker=victim):
+        cluster.wait_for(lambda: victim not in cluster.registered(), 15, what="the cut broker's session expired")
+        cluster.wait_for(lambda: cluster.leader(topic, 0) == other, 15, what="the leadership moved off it")
+        cluster.wait_for(lambda: _metadata_brokers(cluster, controller) == sorted([controller, other]), 10,
+                         what="Metadata without the cut broker")
+        assert _produce(cluster, topic, 0) == [None]  # the client follows the new leader
+        assert victim not in cluster.registered()  # it stays out while the link is cut
+    cluster.wait_for(lambda: victim in cluster.registered(), 15, what="the broker registered again")
+    cluster.wait_for(lambda: sorted(cluster.isr(topic, 0)) == sorted([victim, other]), 20,
+                     what="the broker back in the ISR")
+    for broker_id in cluster.broker_ids:
+        cluster.wait_for(lambda: _metadata_brokers(cluster, broker_id) == [1, 2, 3], 10,
+                         what=f"broker {broker_id}'s Metadata with all three")
+    assert _produce(cluster, topic, 0) == [None]
