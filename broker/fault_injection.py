@@ -117,22 +117,28 @@ class FaultInjector:
         await self.store.remove(fault.id)
 
     async def _leave_failed_log(self, fault: Fault) -> None:
-        """A `storage` fault, on the active controller, once: the failed replica's leaderships move to
-        another in-sync replica (Kafka's controller on a log dir failure: its replicas go offline)."""
+        """A `storage` fault, on the active controller, once: the failed replicas go offline (Kafka's
+        controller on a log dir failure, KafkaController.onReplicasBecomeOffline): their
+        leaderships move to another live in-sync replica and they leave the ISRs."""
         failed, cache = fault.scope.broker, self._broker.cache
         keys = [(t, p) for (t, p), state in cache.partition_states.items()
-                if state.leader == failed and (fault.scope.topic in (None, t))
-                and fault.scope.partition in (None, p)]
-        for key in keys:
-            others = [b for b in cache.partition_states[key].isr if b != failed and b in cache.brokers]
-            try:
-                if others and await self._broker.leadership.move_leader(key, others[0]):
-                    self._broker.log.info("leadership moved off a failed log", fault=fault.id, topic=key[0],
-                                          partition=key[1], leader=others[0])
-            except Exception as exc:  # the controller moved: the next one does it
-                self._broker.log.warning("storage fault: leadership not moved", error=repr(exc))
-                return
+                if (state.leader == failed or failed in state.isr) and affects(fault.scope, (t, p))]
+        try:
+            moved = await self._broker.leadership.take_offline(keys, failed)
+        except Exception as exc:  # the controller moved: the next one does it
+            self._broker.log.warning("storage fault: replicas not taken offline", error=repr(exc))
+            return
+        self._broker.log.info("replicas on a failed log taken offline", fault=fault.id, broker=failed,
+                              partitions=len(moved))
         self._done.add(fault.id)
+
+    def offline(self, broker_id: int, topic: str, partition: int) -> bool:
+        """Whether a `storage` fault in force has failed that broker's log of the partition: Kafka
+        takes such a replica offline (ReplicaStateMachine's OfflineReplica) and Metadata lists it in
+        offline_replicas on every broker until the log directory is back."""
+        now_ms = int(time.time() * 1000)
+        return any(f.kind == "storage" and f.scope.broker == broker_id and affects(f.scope, (topic, partition))
+                   and not f.expired(now_ms) for f in self.watch.faults.values())
 
     def facts(self, ctx) -> RequestFacts:
         request = ctx.request
