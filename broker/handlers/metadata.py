@@ -152,3 +152,13 @@ def _topic(ctx, name: str, include_ops: bool) -> dict:
         "partitions": partitions,
         "topic_authorized_operations": _topic_ops(ctx, name, include_ops),
     }
+
+
+def error_response(request, code):
+    """MetadataRequest.getErrorResponse: Metadata has no top-level error; each topic named answers it
+    (no partitions), with no brokers and no controller (-1)."""
+    topics = request.body.topics or ()
+    return build(response_schema(_KEY, request.version), {
+        "throttle_time": 0, "brokers": [], "cluster_id": None, "controller_id": -1,
+        "topics": [_topic_error(code, t.name or "", getattr(t, "topic_id", None) or ZERO_UUID) for t in topics],
+        "cluster_authorized_operations": AUTHORIZED_OPERATIONS_OMITTED})

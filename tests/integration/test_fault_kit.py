@@ -325,3 +325,18 @@ def test_the_up_supervisor_outlives_a_killed_broker_and_watches_the_restarted_on
         if up.poll() is None:
             os.killpg(up.pid, signal.SIGINT)
             up.wait(30)
+
+
+def test_an_error_fault_on_describe_groups_answers_each_group(fauxka_cluster):
+    """An api without partitions carries the error where Kafka's getErrorResponse puts it: per group."""
+    from confluent_kafka import KafkaError, KafkaException
+    from confluent_kafka.admin import AdminClient
+
+    cluster = fauxka_cluster
+    group = cluster.unique_topic("g")
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+    with cluster.fault("error", api="describe_groups", error="GROUP_AUTHORIZATION_FAILED"):
+        with pytest.raises(KafkaException) as raised:
+            admin.describe_consumer_groups([group])[group].result(20)
+        assert raised.value.args[0].code() == KafkaError.GROUP_AUTHORIZATION_FAILED
+    assert admin.describe_consumer_groups([group])[group].result(20).group_id == group
