@@ -229,6 +229,12 @@ class Cluster:
 
     # --- look-ups ----------------------------------------------------------------
 
+    def alive(self, broker_id: int) -> bool:
+        """Whether the broker's process runs (a paused one included)."""
+        state = launcher._read_state(self.data_dir.resolve()) or {}
+        return any(b["id"] == broker_id and b.get("pid") and not b.get("stopped") and launcher._alive(b["pid"])
+                   for b in state.get("brokers", []))
+
     def registered(self) -> set[int]:
         return self.faults.brokers()
 
