@@ -292,14 +292,14 @@ class Cluster:
         ShufflePartitionLeaders, per topic); the new leaders by partition."""
         import random
 
-        moved = {}
+        moved, faults = {}, []
         for p in self.partitions(topic):
             others = [b for b in self.isr(topic, p) if b != self.leader(topic, p)]
             if others:
                 moved[p] = random.choice(others)
-                self.add_fault("leader", topic=topic, partition=p, broker=moved[p])
-        self.wait_for(lambda: all(self.leader(topic, p) == b for p, b in moved.items()), timeout_s,
-                      what=f"the leaders of {topic} moved")
+                faults.append(self.add_fault("leader", topic=topic, partition=p, broker=moved[p]))
+        self.wait_for(lambda: all(self.leader(topic, p) == b for p, b in moved.items()) and self._carried_out(faults),
+                      timeout_s, what=f"the leaders of {topic} moved")
         return moved
 
     def isr(self, topic: str, partition: int) -> list[int]:
@@ -312,6 +312,10 @@ class Cluster:
     def move_leader(self, topic: str, partition: int, broker_id: int, timeout_s: float = 10.0) -> None:
         """Make `broker_id` (an in-sync replica) lead the partition, through the controller's
         partition leadership (a `leader` fault); TimeoutError when it does not within timeout_s."""
-        self.add_fault("leader", topic=topic, partition=partition, broker=broker_id)
-        self.wait_for(lambda: self.leader(topic, partition) == broker_id, timeout_s,
+        fault = self.add_fault("leader", topic=topic, partition=partition, broker=broker_id)
+        self.wait_for(lambda: self.leader(topic, partition) == broker_id and self._carried_out([fault]), timeout_s,
                       what=f"broker {broker_id} leading {topic}-{partition}")
+
+    def _carried_out(self, faults: list[Fault]) -> bool:
+        """Whether the controller has removed these `leader` faults (it does once it has acted)."""
+        return all(self.faults.get(fault_path(f.id)) is None for f in faults)

@@ -238,8 +238,9 @@ def test_every_broker_obeys_a_fault_within_100_ms(fauxka_cluster):
     cluster = fauxka_cluster
     topic = _topic(cluster, 3)
     leaders = {cluster.address(cluster.leader(topic, p)): p for p in range(3)}
-    for address, p in leaders.items():
-        assert list_offset(address, topic, p, -1).error_code == 0
+    # each leader serves once it has applied the leadership ZooKeeper shows (a watch later)
+    cluster.wait_for(lambda: all(list_offset(a, topic, p, -1).error_code == 0 for a, p in leaders.items()), 10,
+                     what="every leader serving")
     added = time.monotonic()
     fault = cluster.add_fault("error", api="list_offsets", topic=topic, error="NOT_LEADER_OR_FOLLOWER")
     pending = dict(leaders)

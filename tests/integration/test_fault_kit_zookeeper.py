@@ -52,6 +52,8 @@ def _metadata_brokers(cluster, broker_id: int) -> list[int]:
 
 @pytest.mark.disruptive
 def test_a_cut_zookeeper_link_expires_the_broker_until_the_fault_is_removed(fauxka_cluster_factory):
+    from confluent_kafka import Producer
+
     cluster = fauxka_cluster_factory(brokers=3, overrides={"zookeeper.session.timeout.ms": "2000"})
     controller = cluster.wait_for(lambda: max(cluster.controller(), 0), 10, what="a controller")
     victim, other = [b for b in cluster.broker_ids if b != controller]
@@ -63,7 +65,11 @@ def test_a_cut_zookeeper_link_expires_the_broker_until_the_fault_is_removed(faux
         cluster.wait_for(lambda: cluster.leader(topic, 0) == other, 15, what="the leadership moved off it")
         cluster.wait_for(lambda: _metadata_brokers(cluster, controller) == sorted([controller, other]), 10,
                          what="Metadata without the cut broker")
-        assert _produce(cluster, topic, 0) == [None]  # the client follows the new leader
+        # a client of the others follows the new leader (the cut broker itself still believes it leads:
+        # its view of the cluster stopped with its link, as a Kafka broker's does)
+        healthy = Producer({"bootstrap.servers": f"{cluster.address(controller)},{cluster.address(other)}",
+                            "acks": "all"})
+        assert _produce(cluster, topic, 0, producer=healthy) == [None]
         assert victim not in cluster.registered()  # it stays out while the link is cut
     cluster.wait_for(lambda: victim in cluster.registered(), 15, what="the broker registered again")
     cluster.wait_for(lambda: sorted(cluster.isr(topic, 0)) == sorted([victim, other]), 20,
