@@ -116,8 +116,9 @@ class Broker:
                       endpoints=[ep.uri() for ep in self._advertised()])
 
     async def _ensure_cluster_layout(self) -> None:
-        for path in zp.PERSISTENT_PATHS:
-            await self.zk.ensure_path(path)
+        # all at once: one round trip's wait rather than 17 (ensure_path takes a concurrent
+        # creation of the same node, by this call or by another broker, as done)
+        await asyncio.gather(*(self.zk.ensure_path(path) for path in zp.PERSISTENT_PATHS))
         try:
             await self.zk.create(zp.CLUSTER_ID, zp.encode_cluster_id(zp.new_cluster_id()), makepath=True)
         except NodeExists:
@@ -163,6 +164,7 @@ class Broker:
         elif state is SessionState.CONNECTED:
             self._spawn(self._reregister(), "re-register")
             self.applied.session_renewed()
+            self.faults.seen.session_renewed()
 
     async def _reregister(self) -> None:
         try:
@@ -210,7 +212,7 @@ class Broker:
         await self.leadership.stop()
         await self.election.stop()
         await self.server.stop()
-        self.faults.stop()
+        await self.faults.stop()
         await self.coordinators.stop()
         await self.replicas.stop()
         await self.auto_create.stop()

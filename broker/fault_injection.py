@@ -11,14 +11,18 @@ expires, then closes the connection without answering.
 import asyncio
 import dataclasses
 import datetime
+import json
 import time
 from typing import Any, Awaitable, Callable
 
 from model.errors import ErrorCode
 from model.faults import PARTITION_APIS, Fault, RequestFacts, affects, first_match
+from zkstore import paths as zp
 from zkstore.faults import FaultStore, FaultWatch
+from zkstore.link_fault import LinkCut, wait_fault_gone
 
 from . import fault_responses
+from .applied import LatestValuePublisher
 from .controller_link import CLIENT_ID_PREFIX as FORWARDER_PREFIX
 from .replication.fetcher import CLIENT_ID_PREFIX as FETCHER_PREFIX
 from .request_trace import RequestTrace
@@ -32,7 +36,10 @@ class FaultInjector:
         self._broker = broker
         self.store = FaultStore(broker.zk)
         self.watch = FaultWatch(broker.zk, self._changed)
-        self.trace = RequestTrace(broker)
+        self.trace = RequestTrace(broker, self._publish_seen)
+        # what this broker obeys, for fauxka.testing to wait on (FAULTS_SEEN/<id>)
+        self.seen = LatestValuePublisher(broker.zk, zp.faults_seen_path(broker.broker_id), broker.log, "faults obeyed")
+        self.link = LinkCut(broker.zk)  # `zookeeper` faults
         self._changed_event = asyncio.Event()
         self.hits = 0
         self._actions: dict[str, asyncio.Task] = {}  # leader/storage faults this controller is carrying out
@@ -44,31 +51,63 @@ class FaultInjector:
         return bool(self.watch.faults) or self.trace.enabled
 
     def start(self) -> None:
+        self.seen.start()
         self.watch.start()
         self.trace.start()
+        self._publish_seen()
 
-    def stop(self) -> None:
+    async def stop(self) -> None:
         self.watch.stop()
         self.trace.stop()
         self._changed_event.set()
-        for task in self._actions.values():
+        tasks = list(self._actions.values())
+        for task in tasks:
             task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)  # a cut link restored on the way
+        await self.seen.stop()
 
     def _changed(self) -> None:
         self._changed_event.set()
         self._changed_event = asyncio.Event()
         self.start_actions()
+        self._publish_seen()
+
+    def _publish_seen(self) -> None:
+        self.seen.put(json.dumps({"faults": sorted(self.watch.faults), "tracing": self.trace.enabled}).encode())
 
     def start_actions(self) -> None:
-        """On the active controller: carry out the `leader` faults not yet under way (after every
+        """A `zookeeper` fault on this broker: its link cut (every broker's part). On the active
+        controller: carry out the `leader` and `storage` faults not yet under way (after every
         change of the faults, and when this broker becomes controller)."""
+        now_ms = int(time.time() * 1000)
+        for fault in list(self.watch.faults.values()):
+            if (fault.kind == "zookeeper" and fault.scope.broker in (None, self._broker.broker_id)
+                    and fault.id not in self._actions and not fault.expired(now_ms)):
+                self._start_action(fault, self._cut_zookeeper)
         if self._broker.is_controller:
             for fault in list(self.watch.faults.values()):
                 action = {"leader": self._move_leader, "storage": self._leave_failed_log}.get(fault.kind)
                 if action is not None and fault.id not in self._actions and fault.id not in self._done:
-                    task = asyncio.get_running_loop().create_task(action(fault), name=f"fault-{fault.id}")
-                    self._actions[fault.id] = task
-                    task.add_done_callback(lambda _t, i=fault.id: self._actions.pop(i, None))
+                    self._start_action(fault, action)
+
+    def _start_action(self, fault: Fault, action) -> None:
+        task = asyncio.get_running_loop().create_task(action(fault), name=f"fault-{fault.id}")
+        self._actions[fault.id] = task
+        task.add_done_callback(lambda _t, i=fault.id: self._actions.pop(i, None))
+
+    async def _cut_zookeeper(self, fault: Fault) -> None:
+        """A `zookeeper` fault: this broker's link to ZooKeeper cut until the fault is removed or
+        expires (zkstore/link_fault.py), watched meanwhile through a session of its own."""
+        config, log = self._broker.config, self._broker.log.bind(fault=fault.id)
+        await self.seen.flushed(1.0)  # fauxka.testing learns that it is obeyed before the link goes
+        self.link.cut_link()
+        log.warning("zookeeper link cut (fault)")
+        try:
+            await wait_fault_gone(config["zookeeper.connect"], fault.id, fault.expires_ms,
+                                  config["zookeeper.session.timeout.ms"], log)
+        finally:
+            self.link.restore_link()
+            log.warning("zookeeper link restored (fault gone)")
 
     async def _move_leader(self, fault: Fault) -> None:
         """A `leader` fault, on the active controller: through its partition leadership, then removed."""
@@ -83,22 +122,28 @@ class FaultInjector:
         await self.store.remove(fault.id)
 
     async def _leave_failed_log(self, fault: Fault) -> None:
-        """A `storage` fault, on the active controller, once: the failed replica's leaderships move to
-        another in-sync replica (Kafka's controller on a log dir failure: its replicas go offline)."""
+        """A `storage` fault, on the active controller, once: the failed replicas go offline (Kafka's
+        controller on a log dir failure, KafkaController.onReplicasBecomeOffline): their
+        leaderships move to another live in-sync replica and they leave the ISRs."""
         failed, cache = fault.scope.broker, self._broker.cache
         keys = [(t, p) for (t, p), state in cache.partition_states.items()
-                if state.leader == failed and (fault.scope.topic in (None, t))
-                and fault.scope.partition in (None, p)]
-        for key in keys:
-            others = [b for b in cache.partition_states[key].isr if b != failed and b in cache.brokers]
-            try:
-                if others and await self._broker.leadership.move_leader(key, others[0]):
-                    self._broker.log.info("leadership moved off a failed log", fault=fault.id, topic=key[0],
-                                          partition=key[1], leader=others[0])
-            except Exception as exc:  # the controller moved: the next one does it
-                self._broker.log.warning("storage fault: leadership not moved", error=repr(exc))
-                return
+                if (state.leader == failed or failed in state.isr) and affects(fault.scope, (t, p))]
+        try:
+            moved = await self._broker.leadership.take_offline(keys, failed)
+        except Exception as exc:  # the controller moved: the next one does it
+            self._broker.log.warning("storage fault: replicas not taken offline", error=repr(exc))
+            return
+        self._broker.log.info("replicas on a failed log taken offline", fault=fault.id, broker=failed,
+                              partitions=len(moved))
         self._done.add(fault.id)
+
+    def offline(self, broker_id: int, topic: str, partition: int) -> bool:
+        """Whether a `storage` fault in force has failed that broker's log of the partition: Kafka
+        takes such a replica offline (ReplicaStateMachine's OfflineReplica) and Metadata lists it in
+        offline_replicas on every broker until the log directory is back."""
+        now_ms = int(time.time() * 1000)
+        return any(f.kind == "storage" and f.scope.broker == broker_id and affects(f.scope, (topic, partition))
+                   and not f.expired(now_ms) for f in self.watch.faults.values())
 
     def facts(self, ctx) -> RequestFacts:
         request = ctx.request

@@ -15,8 +15,9 @@ from .protocol.build import error_codes
 
 
 class RequestTrace:
-    def __init__(self, broker):
+    def __init__(self, broker, on_switch=lambda: None):
         self._broker = broker
+        self._on_switched = on_switch
         self._path = broker.config["fauxka.trace.file"]
         self._file = None
         self._watches = WatchSet(broker.zk)
@@ -37,6 +38,7 @@ class RequestTrace:
         self.enabled = got is not None
         if self.enabled and self._file is None:
             self._file = open(self._path, "a", buffering=1)
+        self._on_switched()
 
     def record(self, ctx, facts, response: Any, fault_id: str | None, started: float) -> None:
         if not self.enabled or self._file is None:

@@ -74,6 +74,22 @@ def without_replica(state: PartitionState, replica: int, controller_epoch: int) 
     return bumped(state, leader, isr, controller_epoch)
 
 
+def take_offline(p: Partition, replica: int, live: Collection[int], controller_epoch: int) -> PartitionState | None:
+    """KafkaController.onReplicasBecomeOffline for a replica on a failed log directory (a
+    `storage` fault): a partition it leads gets the offline election among the other live in-sync
+    replicas (none: NO_LEADER), and it leaves the ISR (the last member stays, as without_replica).
+    None when it neither leads nor is in sync."""
+    state = p.state
+    if replica != state.leader and replica not in state.isr:
+        return None
+    leader = state.leader
+    if leader == replica:
+        chosen = offline_leader(p.replicas, state.isr, [b for b in live if b != replica], False)
+        leader = chosen[0] if chosen else NO_LEADER
+    isr = [r for r in state.isr if r != replica] or list(state.isr)
+    return bumped(state, leader, isr, controller_epoch)
+
+
 def elect_offline(p: Partition, live: Collection[int], unclean: bool, controller_epoch: int) -> PartitionState | None:
     """The state an offline partition (leader dead or NO_LEADER) moves to, or None if none can lead."""
     chosen = offline_leader(p.replicas, p.state.isr, live, unclean)

@@ -280,16 +280,19 @@ class PartitionLeadership:
     async def move_leader(self, key: tuple[str, int], target: int) -> bool:
         """A `leader` fault (model/faults.py): `target` leads the partition, one leader epoch later
         (an in-sync replica only, as a preferred election requires). True once it leads."""
+        await self._apply_each([key], lambda p, live, epoch: le.elect_given(p, target, live, epoch))
+        state = self._cache.partition_states.get(key)
+        return state is not None and state.leader == target
+
+    async def take_offline(self, keys: list[tuple[str, int]], replica: int) -> set[tuple[str, int]]:
+        """A `storage` fault: `replica`'s logs of `keys` failed (le.take_offline); the keys written."""
+        return await self._apply_each(keys, lambda p, live, epoch: le.take_offline(p, replica, live, epoch))
+
+    async def _apply_each(self, keys, change) -> set[tuple[str, int]]:
         async with self._lock:
             live, epoch = self.live, self._admin.election.epoch
-
-            def plan(partitions: list[le.Partition]) -> dict:
-                return {(p.topic, p.partition): s for p in partitions
-                        if (s := le.elect_given(p, target, live, epoch)) is not None}
-
-            await self._write_computed([key], plan)
-            state = self._cache.partition_states.get(key)
-            return state is not None and state.leader == target
+            return await self._write_computed(keys, lambda partitions: {
+                (p.topic, p.partition): s for p in partitions if (s := change(p, live, epoch)) is not None})
 
     # --- AlterPartition --------------------------------------------------------------------
 

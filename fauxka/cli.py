@@ -1,11 +1,9 @@
 """The `fauxka` command line."""
 
 import argparse
-import importlib
 import os
 import re
 import sys
-import traceback
 from pathlib import Path
 
 from . import fault_cli, launcher, report, zookeeper
@@ -27,6 +25,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--config", required=True, action="append",
                    help="server.properties file, one per broker; its output goes to the same path ending in .out")
     _broker_arguments(p)
+
+    sub.add_parser("starter", help="a pre-forked interpreter: forks brokers on request (JSON lines on stdin, "
+                                   "process ids on stdout) until stdin closes (fauxka.starter.Starter)")
 
     p = sub.add_parser("zookeeper", help="run Debian's ZooKeeper in the foreground")
     p.add_argument("--port", type=int, default=2181)
@@ -66,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     fault_cli.add_arguments(sub)
 
     args = parser.parse_args(argv)
-    if argv is None and args.command in ("broker", "brokers", "up", "status"):
+    if argv is None and args.command in ("broker", "brokers", "starter", "up", "status"):
         _without_hypothesis()
     if args.command == "report":
         return report.run(args)
@@ -79,7 +80,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "broker":
         return _broker(args)
     if args.command == "brokers":
-        return _brokers(args)
+        from .starter import brokers_command
+
+        return brokers_command(args)
+    if args.command == "starter":
+        from .starter import starter_command
+
+        return starter_command()
     if args.command == "zookeeper":
         return _zookeeper(args)
     if args.command == "up":
@@ -133,7 +140,9 @@ def _broker(args) -> int:
     except (ConfigError, OSError) as exc:
         print(f"fauxka broker: {_name_variable(str(exc)) if args.kafka_env else exc}", file=sys.stderr)
         return 2
-    return _run_broker(config, args)
+    from .starter import run_broker
+
+    return run_broker(config, args.wait_zookeeper, args.wait_timeout)
 
 
 def _kafka_env_overrides() -> list[str]:
@@ -156,68 +165,6 @@ def _name_variable(message: str) -> str:
 
     match = re.search(r'configuration "?([a-z0-9._-]+)"?', message)
     return f"{message} (environment variable {variable_name(match.group(1))})" if match else message
-
-
-def _brokers(args) -> int:
-    """Importing the broker is most of its start-up CPU time: import once, then fork a process
-    per broker. Each runs in its own session with its output in its .out file, as if started
-    alone; this process prints their ids and exits once all are forked."""
-    from broker.config import ConfigError, load_config
-
-    importlib.import_module("broker.app")  # what the forked processes share
-    importlib.import_module("uvloop")
-
-    try:
-        configs = [(Path(path), load_config(path, args.override)) for path in args.config]
-    except (ConfigError, OSError) as exc:
-        print(f"fauxka brokers: {exc}", file=sys.stderr)
-        return 2
-    for path, config in configs:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        pid = os.fork()
-        if pid == 0:
-            _forked_broker(path.with_suffix(".out"), config, args)  # never returns
-        print(pid, flush=True)
-    sys.stderr.flush()
-    os._exit(0)  # nothing to clean up: finalizing the imports would only keep the launcher waiting (~60 ms)
-
-
-def _forked_broker(out: Path, config, args) -> None:
-    code = 1
-    try:
-        os.setsid()
-        null = os.open(os.devnull, os.O_RDONLY)
-        log = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        os.dup2(null, 0)
-        os.dup2(log, 1)
-        os.dup2(log, 2)
-        os.close(null)
-        os.close(log)
-        code = _run_broker(config, args)
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    except BaseException:
-        traceback.print_exc()
-    finally:
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        finally:
-            os._exit(code if isinstance(code, int) else 1)  # never back into the forking code
-
-
-def _run_broker(config, args) -> int:
-    from broker.app import run
-    import uvloop
-
-    if args.wait_zookeeper:  # the imports overlapped with ZooKeeper's start
-        host, _, port = args.wait_zookeeper.rpartition(":")
-        try:
-            zookeeper.wait_serving(host, int(port), args.wait_timeout)
-        except zookeeper.ZooKeeperError:
-            pass  # the broker's own connection attempt reports it
-    return uvloop.run(run(config))
 
 
 def _zookeeper(args) -> int:

@@ -1,5 +1,6 @@
-"""`fauxka fault add|list|remove|clear` and `fauxka kill|terminate|pause|resume|restart BROKER`."""
+"""`fauxka fault add|list|remove|clear` and `fauxka kill|terminate|pause|resume|restart BROKER|zookeeper`."""
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -8,7 +9,9 @@ from . import launcher
 KIND_HELP = ("error (answer --error), throttle (--throttle-ms), delay (--delay-ms, --jitter-ms), "
              "hang (never answer), close (close the connection), replication (follower --broker's fetches: "
              "--delay-ms, or -1 to stop them), link (--broker and --peer: cut the link between them), "
-             "leader (--topic, --partition, --broker: move the leadership)")
+             "leader (--topic, --partition, --broker: move the leadership), storage (--broker's log of --topic "
+             "fails as a full disk), zookeeper (--broker's link to ZooKeeper cut, every broker's without "
+             "--broker: the session expires; restored when removed or after --duration)")
 
 
 def add_arguments(sub) -> None:
@@ -45,10 +48,19 @@ def add_arguments(sub) -> None:
     trace.add_argument("--json", action="store_true", help="show the JSON lines")
     _cluster_arguments(trace)
     for action in ("kill", "terminate", "pause", "resume", "restart"):
-        q = sub.add_parser(action, help=f"{action} one broker of a cluster started by fauxka up")
-        q.add_argument("broker", type=int)
+        q = sub.add_parser(action, help=f"{action} one broker (or the ZooKeeper) of a cluster started by fauxka up")
+        q.add_argument("broker", type=_process_target, metavar="BROKER|zookeeper")
         q.add_argument("--data-dir", type=Path, default=Path(".fauxka"))
         q.add_argument("--timeout", type=float, default=30.0)
+
+
+def _process_target(text: str) -> "int | str":
+    if text.lower() == "zookeeper":
+        return "zookeeper"
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a broker id or 'zookeeper', not {text!r}") from None
 
 
 def _cluster_arguments(p) -> None:

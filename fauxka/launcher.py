@@ -9,6 +9,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from . import zookeeper
 
@@ -27,6 +28,7 @@ class UpOptions:
     detach: bool = False
     timeout_s: float = 60.0
     tls: bool = False  # SSL listeners with a throw-away CA (data-dir/tls), brokers talk SSL too
+    starter: Any = None  # a fauxka.starter.Starter (already imported): forks the brokers at once
 
 
 def tls_properties(tls_dir: Path) -> list[str]:
@@ -131,10 +133,17 @@ def up(opts: UpOptions) -> int:
             port = opts.base_port + broker_id - 1
             metrics_port = opts.metrics_base_port + broker_id if opts.metrics_base_port else 0
             state["brokers"].append({"id": broker_id, "pid": None, "port": port, "metrics_port": metrics_port})
-        starter = _start_brokers(state["brokers"], zk_connect, data_dir, opts.overrides, wait_zookeeper, opts.tls)
-        from . import probe  # the Kafka protocol: imported while the others start
+        configs = _write_configs(state["brokers"], zk_connect, data_dir, opts.tls)
+        if opts.starter is not None:  # a kept fauxka.starter.Starter, imported already: forks at once
+            pids = opts.starter.fork(configs, opts.overrides, wait_zookeeper and wait_zookeeper[0], opts.timeout_s)
+            for b, pid in zip(state["brokers"], pids):
+                b["pid"] = pid
+            from . import probe
+        else:
+            starter = _start_brokers(configs, opts.overrides, wait_zookeeper, data_dir)
+            from . import probe  # the Kafka protocol: imported while the others start
 
-        _collect_pids(starter, state["brokers"], data_dir, opts.timeout_s)
+            _collect_pids(starter, state["brokers"], data_dir, opts.timeout_s)
         _write_state(data_dir, state)
         if zk is not None:
             zookeeper.wait_serving("127.0.0.1", opts.zookeeper_port, opts.timeout_s, zk)
@@ -161,17 +170,21 @@ def up(opts: UpOptions) -> int:
 
 
 class BrokersNotStarted(Exception):
-    pass
+    """A broker process exited or was never forked."""
 
 
-def _start_brokers(brokers: list[dict], zk_connect: str, data_dir: Path, overrides: tuple[str, ...],
-                   wait_zookeeper: tuple[str, float] | None, tls: bool = False) -> subprocess.Popen:
-    """`fauxka brokers`: one process imports the broker code and forks a process per broker, so
-    that import, most of a broker's start-up CPU time, is paid once. It prints their ids."""
+def _write_configs(brokers: list[dict], zk_connect: str, data_dir: Path, tls: bool) -> list[Path]:
+    for b in brokers:  # broker-<id>.properties; a broker's output goes to broker-<id>.out
+        (data_dir / f"broker-{b['id']}.properties").write_text(
+            broker_properties(b["id"], b["port"], zk_connect, data_dir, b["metrics_port"], tls))
+    return [data_dir / f"broker-{b['id']}.properties" for b in brokers]
+
+
+def _start_brokers(configs: list[Path], overrides: tuple[str, ...], wait_zookeeper: tuple[str, float] | None,
+                   data_dir: Path) -> subprocess.Popen:
+    """`fauxka brokers` (fauxka/starter.py): imports the broker code once, forks each, prints their ids."""
     command = [sys.executable, "-m", "fauxka", "brokers"]
-    for b in brokers:
-        config = data_dir / f"broker-{b['id']}.properties"  # output: broker-<id>.out
-        config.write_text(broker_properties(b["id"], b["port"], zk_connect, data_dir, b["metrics_port"], tls))
+    for config in configs:
         command += ["--config", str(config)]
     for item in overrides:
         command += ["--override", item]
@@ -247,11 +260,12 @@ def _watch(state: dict, zk: subprocess.Popen | None, stop: dict) -> int:
     """Until a signal or a process dying: 0, or 1 when a process died."""
     code = 0
     while stop["signal"] is None:
-        if zk is not None and zk.poll() is not None:
-            print(f"ZooKeeper exited with {zk.returncode}; stopping the cluster", file=sys.stderr)
+        _follow_process_faults(state)
+        zk_state = state.get("zookeeper")
+        if zk is not None and zk_state and not zk_state.get("stopped") and not _alive(zk_state["pid"]):
+            print(f"ZooKeeper (pid {zk_state['pid']}) exited; stopping the cluster", file=sys.stderr)
             code = 1
             break
-        _follow_process_faults(state)
         dead = [b for b in state["brokers"] if not b.get("stopped") and not _alive(b["pid"])]  # forked: not ours
         if dead:
             print(f"broker {dead[0]['id']} (pid {dead[0]['pid']}) exited; stopping the cluster", file=sys.stderr)
@@ -262,11 +276,13 @@ def _watch(state: dict, zk: subprocess.Popen | None, stop: dict) -> int:
 
 
 def _follow_process_faults(state: dict) -> None:
-    """`fauxka kill|restart BROKER` (fauxka/processes.py) rewrite the state file: a broker stopped on
-    purpose is not a reason to stop the cluster, and a restarted one has a new process id."""
+    """`fauxka kill|restart BROKER|zookeeper` (fauxka/processes.py) rewrite the state file: a process
+    stopped on purpose is not a reason to stop the cluster, and a restarted one has a new process id."""
     current = _read_state(Path(state["data_dir"])) if state.get("data_dir") else None
     if current is None:
         return
+    if state.get("zookeeper") and current.get("zookeeper"):
+        state["zookeeper"].update(current["zookeeper"])
     by_id = {b["id"]: b for b in current.get("brokers", [])}
     for b in state["brokers"]:
         if b["id"] in by_id:

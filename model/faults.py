@@ -19,7 +19,12 @@ and a restarted broker obeys it again. Kinds:
   fetches leave them out (the leader stops hearing from that replica, which leaves the ISR after
   replica.lag.time.max.ms), and the active controller moves their leadership off it once;
 - `leader`: not a request fault but a one-shot action: the active controller makes the scope's
-  broker lead the scope's topic partition (an in-sync replica), then deletes the fault.
+  broker lead the scope's topic partition (an in-sync replica), then deletes the fault;
+- `zookeeper`: not a request fault either: the link between the scope's broker (every broker
+  without one) and ZooKeeper is cut while the fault lasts, so ZooKeeper expires the broker's
+  session after zookeeper.session.timeout.ms (its registration goes, the controller moves its
+  leaderships, a cut controller's /controller goes); once the fault is removed or expires the
+  broker reconnects, finds its session expired and registers again on a new one.
 
 Requests brokers send each other (follower Fetch, AlterPartition, ControlledShutdown, Envelope,
 AllocateProducerIds) are left alone unless the scope names their api (or the kind is `replication`),
@@ -35,7 +40,8 @@ from dataclasses import asdict, dataclass, field, replace
 
 from .errors import ErrorCode
 
-KINDS = ("error", "throttle", "delay", "hang", "close", "replication", "leader", "link", "storage")
+KINDS = ("error", "throttle", "delay", "hang", "close", "replication", "leader", "link", "storage", "zookeeper")
+ACTIONS = frozenset(("leader", "zookeeper"))  # kinds that hit no request: something is done instead
 PARTITION_APIS = frozenset((0, 1, 2, 21, 23))  # Produce, Fetch, ListOffsets, DeleteRecords, OffsetForLeaderEpoch
 BROKER_APIS = frozenset((7, 56, 58, 67))  # sent by brokers only
 FETCH = 1
@@ -123,6 +129,8 @@ def validate(fault: Fault) -> None:
         raise FaultError("a leader fault needs a broker, a topic and a partition")
     if fault.kind == "link" and (fault.scope.broker is None or fault.peer is None or fault.scope.broker == fault.peer):
         raise FaultError("a link fault needs two different brokers (broker and peer)")
+    if fault.kind == "zookeeper" and fault.count is not None:
+        raise FaultError("a zookeeper fault lasts a duration or until removed, not a count of requests")
     if fault.count is not None and fault.count < 1:
         raise FaultError("count must be at least 1")
     if fault.jitter_ms < 0 or fault.throttle_ms < 0:
@@ -166,7 +174,7 @@ class RequestFacts:
 
 def matches(fault: Fault, facts: RequestFacts, now_ms: int) -> bool:
     """Whether the fault hits this request (a partition scope: when the request names that partition)."""
-    if fault.expired(now_ms) or fault.kind == "leader":
+    if fault.expired(now_ms) or fault.kind in ACTIONS:
         return False
     s = fault.scope
     if fault.kind == "link":

@@ -34,6 +34,9 @@ METADATA_VERSION = "/fauxka/metadata_version"
 APPLIED = "/fauxka/applied"
 # Injected faults (model/faults.py): one persistent znode per fault, FAULTS/<id>, JSON.
 FAULTS = "/fauxka/faults"
+# FAULTS_SEEN/<id>: ephemeral, JSON {"faults": [ids], "tracing": bool}, what the broker obeys now
+# (fauxka.testing waits on it before going on)
+FAULTS_SEEN = "/fauxka/faults_seen"
 TRACE = "/fauxka/trace"  # exists: every broker records the requests it answers (fauxka.trace.file)
 
 # What a Kafka broker creates at start-up when missing.
@@ -47,6 +50,10 @@ PERSISTENT_PATHS = (
 
 def applied_path(broker_id: int) -> str:
     return f"{APPLIED}/{broker_id}"
+
+
+def faults_seen_path(broker_id: int) -> str:
+    return f"{FAULTS_SEEN}/{broker_id}"
 
 
 def fault_path(fault_id: str) -> str:

@@ -116,3 +116,9 @@ def _entry(e) -> dict:
     return {"name": e.name, "value": e.value, "read_only": e.read_only, "config_source": int(e.source),
             "is_sensitive": e.sensitive, "config_type": int(e.config_type), "documentation": e.documentation,
             "synonyms": [{"name": s.name, "value": s.value, "source": int(s.source)} for s in e.synonyms]}
+
+
+def error_response(request, code):
+    """DescribeConfigsRequest.getErrorResponse: every resource named answers the error."""
+    return build(response_schema(_KEY, request.version), {
+        "throttle_time": 0, "results": [_result(r, code, None, []) for r in request.body.resources]})

@@ -38,3 +38,9 @@ async def handle(ctx, request):
             "members": [{"member_id": m, "group_instance_id": i, "client_id": c, "client_host": h,
                          "member_metadata": md, "member_assignment": a} for m, i, c, h, md, a in d.members]})
     return build(response_schema(_KEY, ctx.version), {"throttle_time": 0, "groups": answers})
+
+
+def error_response(request, code):
+    """DescribeGroupsRequest.getErrorResponse: every group named answers the error."""
+    return build(response_schema(_KEY, request.version), {
+        "throttle_time": 0, "groups": [_empty(g, code) for g in request.body.groups]})

@@ -71,3 +71,12 @@ async def describe(users: list[str] | None, reader) -> list[dict]:
                 results[user] = {"user": user, "error_code": ErrorCode.unknown_server_error,
                                  "error_message": UNKNOWN_SERVER_ERROR_MESSAGE}
     return list(results.values())
+
+
+def error_response(request, code):
+    """DescribeUserScramCredentialsRequest.getErrorResponse: the top-level error, and each user named
+    answers it too."""
+    return build(response_schema(_KEY, request.version), {
+        "throttle_time": 0, "error_code": code, "error_message": None,
+        "results": [{"user": u.name, "error_code": code, "error_message": None, "credential_infos": []}
+                    for u in request.body.users or ()]})

@@ -2,6 +2,9 @@
 its forwarded request cannot be answered by the controller, or when dispatch refuses it for its
 role. A handler module's own `error_response(request, code)` wins; the forwardable apis' are here."""
 
+import dataclasses
+import typing
+
 from ..protocol.build import build
 from ..protocol.codec import Request, response_schema
 from .admin_common import ZERO_UUID
@@ -52,6 +55,24 @@ def error_response(request: Request, code: int):
             for t in body.topic_partitions or ()]}
     elif key in (39, 40):  # expiry timestamp left at 0
         values = {"error_code": code, "expiry_timestamp": 0}
-    else:  # responses with one top-level error
-        values = dict(error)
+    else:  # one top-level error (ApiVersions, DescribeAcls, DescribeCluster, DescribeLogDirs v3+, ...)
+        values = {**_blanks(response_schema(key, version)), **error}
     return build(response_schema(key, version), {"throttle_time": 0, **values})
+
+
+def _blanks(cls) -> dict:
+    """What an error answer leaves empty: every required list (), string "", bytes b"", nullable
+    field null (as the Java response objects' defaults)."""
+    hints = typing.get_type_hints(cls)
+    blanks = {}
+    for f in dataclasses.fields(cls):
+        if f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING:
+            continue
+        tp = hints[f.name]
+        if typing.get_origin(tp) is tuple:
+            blanks[f.name] = ()
+        elif isinstance(tp, type) and issubclass(tp, (str, bytes)):
+            blanks[f.name] = tp()
+        elif type(None) in typing.get_args(tp):
+            blanks[f.name] = None  # a nullable list: null, as DescribeClientQuotas' entries on an error
+    return blanks

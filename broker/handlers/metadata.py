@@ -122,6 +122,8 @@ def _topic_error(error: int, name: str | None, topic_id: uuid.UUID, ops: int = A
 def _topic(ctx, name: str, include_ops: bool) -> dict:
     cache = ctx.cache
     assignment = cache.topics[name]
+    faults = getattr(ctx.broker, "faults", None)  # a replica on a failed log (a storage fault) is offline
+    failed = faults.offline if faults is not None else (lambda broker_id, topic, partition: False)
     partitions = []
     for index, replicas in sorted(assignment.partitions.items()):
         state = cache.partition_states.get((name, index))
@@ -140,7 +142,7 @@ def _topic(ctx, name: str, include_ops: bool) -> dict:
             "leader_epoch": state.leader_epoch if state else -1,
             "replica_nodes": replicas,
             "isr_nodes": state.isr if state else [],
-            "offline_replicas": [r for r in replicas if r not in cache.brokers],
+            "offline_replicas": [r for r in replicas if r not in cache.brokers or failed(r, name, index)],
         })
     return {
         "error_code": ErrorCode.none,
@@ -150,3 +152,13 @@ def _topic(ctx, name: str, include_ops: bool) -> dict:
         "partitions": partitions,
         "topic_authorized_operations": _topic_ops(ctx, name, include_ops),
     }
+
+
+def error_response(request, code):
+    """MetadataRequest.getErrorResponse: Metadata has no top-level error; each topic named answers it
+    (no partitions), with no brokers and no controller (-1)."""
+    topics = request.body.topics or ()
+    return build(response_schema(_KEY, request.version), {
+        "throttle_time": 0, "brokers": [], "cluster_id": None, "controller_id": -1,
+        "topics": [_topic_error(code, t.name or "", getattr(t, "topic_id", None) or ZERO_UUID) for t in topics],
+        "cluster_authorized_operations": AUTHORIZED_OPERATIONS_OMITTED})

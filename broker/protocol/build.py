@@ -82,12 +82,17 @@ def entity_class(cls: type, *path: str) -> type:
     return cls
 
 
+# the fields Kafka's AbstractResponse.errorCounts counts (AddPartitionsToTxn v3 answers per
+# partition in partition_error_code; CreateTopics' topic_config_error_code is not counted)
+ERROR_FIELDS = frozenset(("error_code", "partition_error_code"))
+
+
 def error_codes(entity: Any) -> set[int]:
-    """Every error_code anywhere in a response entity (Kafka's AbstractResponse.errorCounts)."""
+    """Every error code anywhere in a response entity (Kafka's AbstractResponse.errorCounts)."""
     codes: set[int] = set()
     for name, kind, sub in _plan(type(entity)):
         value = getattr(entity, name)
-        if name == "error_code":
+        if name in ERROR_FIELDS:
             codes.add(int(value))
         elif kind == "entity" and value is not None and _may_hold_errors(sub):
             codes |= error_codes(value)
@@ -100,7 +105,7 @@ def error_codes(entity: Any) -> set[int]:
 @functools.cache
 def _may_hold_errors(cls: type) -> bool:
     """Whether `cls` or an entity below it has an error_code (e.g. a topic's configs do not)."""
-    return any(name == "error_code" or (kind in ("entity", "entities") and _may_hold_errors(sub))
+    return any(name in ERROR_FIELDS or (kind in ("entity", "entities") and _may_hold_errors(sub))
                for name, kind, sub in _plan(cls))
 
 

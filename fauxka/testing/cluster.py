@@ -13,12 +13,21 @@ import time
 import uuid
 from pathlib import Path
 
-from fauxka import launcher, processes, trace, zookeeper
+from fauxka import launcher, processes, trace
 from fauxka.faults import FaultClient, make_fault
 from fauxka.ports import free_ports
 from model.faults import Fault
+from zkstore.paths import fault_path, faults_seen_path
 
 _topics = itertools.count(1)
+
+
+def _paused(pid: int | None) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "T"
+    except (OSError, IndexError):
+        return False
 
 
 def wait_for(predicate, timeout_s: float = 10.0, interval_s: float = 0.05, what: str = "condition"):
@@ -40,10 +49,12 @@ def wait_for(predicate, timeout_s: float = 10.0, interval_s: float = 0.05, what:
 
 class Cluster:
     """A cluster of `brokers` broker processes. `zookeeper` ("host:port") shares a ZooKeeper that
-    is already running (each Cluster takes its own chroot); without it, one is started for it."""
+    is already running (each Cluster takes its own chroot); without it, one is started for it.
+    `starter` (a fauxka.starter.Starter, started ahead) forks the brokers without their import:
+    the pytest fixtures share one for the session."""
 
     def __init__(self, brokers: int = 3, *, zookeeper: str | None = None, data_dir: str | Path | None = None,
-                 overrides: dict[str, str] | None = None, timeout_s: float = 60.0):
+                 overrides: dict[str, str] | None = None, timeout_s: float = 60.0, starter=None):
         self.size = brokers
         self._own_dir = data_dir is None
         self.data_dir = Path(data_dir) if data_dir else Path(tempfile.mkdtemp(prefix="fauxka-"))
@@ -52,27 +63,27 @@ class Cluster:
         self.timeout_s = timeout_s
         self.zk_connect: str | None = None
         self._faults: FaultClient | None = None
-        self._zk_process = None
         self.base_port = 0
+        self.starter = starter
 
     # --- life ------------------------------------------------------------------
 
     def start(self) -> "Cluster":
-        if self._zookeeper is None:  # our own ZooKeeper, stopped with the cluster
-            port = free_ports()
-            self._zk_process = zookeeper.start(self.data_dir / "zookeeper", port)
-            zookeeper.wait_serving("127.0.0.1", port, self.timeout_s, self._zk_process)
-            self._zookeeper = f"127.0.0.1:{port}"
-        self.zk_connect = f"{self._zookeeper}/fauxka-{uuid.uuid4().hex[:12]}"
+        zk_port = 0
+        if self._zookeeper is None:  # up starts one (stopped with the cluster; restart_zookeeper())
+            zk_port = free_ports()
+            self.zk_connect = f"127.0.0.1:{zk_port}"
+        else:
+            self.zk_connect = f"{self._zookeeper}/fauxka-{uuid.uuid4().hex[:12]}"
         self.base_port = free_ports(self.size)
         options = launcher.UpOptions(
-            brokers=self.size, zookeeper=self.zk_connect, data_dir=self.data_dir, base_port=self.base_port,
-            metrics_base_port=0, overrides=tuple(f"{k}={v}" for k, v in self.overrides.items()),
-            detach=True, timeout_s=self.timeout_s)
+            brokers=self.size, zookeeper=self._zookeeper and self.zk_connect, zookeeper_port=zk_port,
+            data_dir=self.data_dir, base_port=self.base_port, metrics_base_port=0,
+            overrides=tuple(f"{k}={v}" for k, v in self.overrides.items()), detach=True, timeout_s=self.timeout_s,
+            starter=self.starter)
         with contextlib.redirect_stdout(io.StringIO()) as out:
             code = launcher.up(options)
         if code != 0:
-            self._stop_zookeeper()
             raise RuntimeError(f"the cluster did not start: {out.getvalue().strip()[-500:]} (logs in {self.data_dir})")
         self._faults = FaultClient(self.zk_connect)
         return self
@@ -82,15 +93,9 @@ class Cluster:
             self._faults.close()
             self._faults = None
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            launcher.down(self.data_dir)
-        self._stop_zookeeper()
+            launcher.down(self.data_dir)  # the brokers, then a ZooKeeper of its own
         if self._own_dir and not os.environ.get("FAUXKA_KEEP_DATA"):
             shutil.rmtree(self.data_dir, ignore_errors=True)
-
-    def _stop_zookeeper(self) -> None:
-        if self._zk_process is not None and self._zk_process.poll() is None:
-            self._zk_process.terminate()
-            self._zk_process.wait(10)
 
     def __enter__(self) -> "Cluster":
         return self.start()
@@ -122,9 +127,11 @@ class Cluster:
         return self._faults
 
     def add_fault(self, kind: str, **scope_and_action) -> Fault:
-        """Add a fault (fauxka.faults.make_fault's arguments); every broker obeys it within a watch
-        notification (a few ms)."""
-        return self.faults.add(make_fault(kind, **scope_and_action))
+        """Add a fault (fauxka.faults.make_fault's arguments); returns once every running broker
+        obeys it (a watch notification: a few ms, more under load) or it is gone (used up)."""
+        fault = self.faults.add(make_fault(kind, **scope_and_action))
+        self._wait_obeyed(lambda seen: fault.id in seen["faults"] or self.faults.get(fault_path(fault.id)) is None)
+        return fault
 
     @contextlib.contextmanager
     def fault(self, kind: str, **scope_and_action):
@@ -133,16 +140,39 @@ class Cluster:
         try:
             yield fault
         finally:
-            self.faults.remove(fault.id)
+            self.remove_fault(fault.id)
 
     def remove_fault(self, fault_id: str) -> bool:
-        return self.faults.remove(fault_id)
+        """Remove it; returns once no running broker obeys it any more."""
+        removed = self.faults.remove(fault_id)
+        self._wait_obeyed(lambda seen: fault_id not in seen["faults"])
+        return removed
 
     def list_faults(self) -> list[Fault]:
         return self.faults.list()
 
     def clear_faults(self) -> int:
-        return self.faults.clear()
+        cleared = self.faults.clear()
+        self._wait_obeyed(lambda seen: not seen["faults"])
+        return cleared
+
+    def _wait_obeyed(self, check, timeout_s: float = 5.0) -> None:
+        """Until what each running broker obeys (its FAULTS_SEEN node) passes `check`. Best effort:
+        a broker cut off from ZooKeeper cannot say, so at the deadline this returns anyway."""
+        def obeyed():
+            for broker_id in self._running():
+                data = self.faults.get(faults_seen_path(broker_id))
+                if data is None or not check(json.loads(data)):
+                    return False
+            return True
+        with contextlib.suppress(TimeoutError):
+            wait_for(obeyed, timeout_s, interval_s=0.005, what="every broker obeying the faults")
+
+    def _running(self) -> list[int]:
+        """Registered brokers whose process is not stopped (fauxka pause): those that can answer."""
+        state = launcher._read_state(self.data_dir.resolve()) or {}
+        pids = {b["id"]: b.get("pid") for b in state.get("brokers", [])}
+        return [b for b in self.registered() if not _paused(pids.get(b))]
 
     # --- the request trace -------------------------------------------------------
 
@@ -150,11 +180,12 @@ class Cluster:
     def tracing(self):
         """Every broker records the requests it answers while the block runs (Cluster.trace reads them)."""
         self.faults.set_tracing(True)
-        time.sleep(0.1)  # every broker's watch has fired (a few ms locally)
+        self._wait_obeyed(lambda seen: seen["tracing"])
         try:
             yield self
         finally:
             self.faults.set_tracing(False)
+            self._wait_obeyed(lambda seen: not seen["tracing"])
 
     def trace(self, **filters) -> list[dict]:
         """The traced requests, oldest first: dicts with ts, broker, api, api_key, version, client_id,
@@ -178,10 +209,31 @@ class Cluster:
 
     def restart(self, broker_id: int, timeout_s: float = 30.0) -> None:
         """Stop (SIGTERM, or nothing if it is down) and start the broker again; returns once it is registered."""
-        processes.act(self.data_dir, "restart", broker_id, timeout_s)
+        processes.act(self.data_dir, "restart", broker_id, timeout_s, self.starter)
         wait_for(lambda: broker_id in self.registered(), timeout_s, what=f"broker {broker_id} registered")
 
+    def stop_zookeeper(self, kill: bool = False) -> None:
+        """Stop the cluster's own ZooKeeper (a Cluster made without `zookeeper=`): the brokers keep
+        serving what needs no ZooKeeper (produce, fetch, groups); metadata changes wait for it."""
+        processes.act(self.data_dir, "kill" if kill else "terminate", processes.ZOOKEEPER, self.timeout_s)
+
+    def start_zookeeper(self) -> None:
+        """Start it again on its port and data: the brokers' sessions survive a stop shorter than
+        zookeeper.session.timeout.ms (ZooKeeper restores them), longer ones expire and the brokers
+        register again."""
+        processes.act(self.data_dir, "restart", processes.ZOOKEEPER, self.timeout_s)
+
+    def restart_zookeeper(self) -> None:
+        self.stop_zookeeper()
+        self.start_zookeeper()
+
     # --- look-ups ----------------------------------------------------------------
+
+    def alive(self, broker_id: int) -> bool:
+        """Whether the broker's process runs (a paused one included)."""
+        state = launcher._read_state(self.data_dir.resolve()) or {}
+        return any(b["id"] == broker_id and b.get("pid") and not b.get("stopped") and launcher._alive(b["pid"])
+                   for b in state.get("brokers", []))
 
     def registered(self) -> set[int]:
         return self.faults.brokers()
@@ -218,19 +270,36 @@ class Cluster:
         partition (an in-sync replica of it), so the group's members are told NOT_COORDINATOR."""
         self.move_leader("__consumer_offsets", self._offsets_partition(group_id), broker_id, timeout_s)
 
+    def _txn_partition(self, transactional_id: str) -> int:
+        from coordinator.group.partitioner import partition_for
+
+        return partition_for(transactional_id, int(self.overrides.get("transaction.state.log.num.partitions", 50)))
+
+    def transaction_coordinator(self, transactional_id: str) -> int:
+        """The transactional id's coordinator: the leader of its __transaction_state partition
+        (Kafka's TransactionStateManager.partitionFor); -1 before the topic exists (the first
+        FindCoordinator or InitProducerId with a transactional id creates it)."""
+        return self.leader("__transaction_state", self._txn_partition(transactional_id))
+
+    def move_transaction_coordinator(self, transactional_id: str, broker_id: int, timeout_s: float = 10.0) -> None:
+        """Make `broker_id` the transaction's coordinator: it leads the id's __transaction_state
+        partition (an in-sync replica of it) and loads the transaction from it, so the producer
+        is told NOT_COORDINATOR by the old one and carries on with the new one."""
+        self.move_leader("__transaction_state", self._txn_partition(transactional_id), broker_id, timeout_s)
+
     def shuffle_leaders(self, topic: str, timeout_s: float = 10.0) -> dict[int, int]:
         """Move every partition of `topic` whose ISR has another member to one of them (kfake's
         ShufflePartitionLeaders, per topic); the new leaders by partition."""
         import random
 
-        moved = {}
+        moved, faults = {}, []
         for p in self.partitions(topic):
             others = [b for b in self.isr(topic, p) if b != self.leader(topic, p)]
             if others:
                 moved[p] = random.choice(others)
-                self.add_fault("leader", topic=topic, partition=p, broker=moved[p])
-        self.wait_for(lambda: all(self.leader(topic, p) == b for p, b in moved.items()), timeout_s,
-                      what=f"the leaders of {topic} moved")
+                faults.append(self.add_fault("leader", topic=topic, partition=p, broker=moved[p]))
+        self.wait_for(lambda: all(self.leader(topic, p) == b for p, b in moved.items()) and self._carried_out(faults),
+                      timeout_s, what=f"the leaders of {topic} moved")
         return moved
 
     def isr(self, topic: str, partition: int) -> list[int]:
@@ -242,10 +311,11 @@ class Cluster:
 
     def move_leader(self, topic: str, partition: int, broker_id: int, timeout_s: float = 10.0) -> None:
         """Make `broker_id` (an in-sync replica) lead the partition, through the controller's
-        partition leadership (a `leader` fault, which the controller removes once carried out: this
-        returns after that too); TimeoutError when it does not within timeout_s."""
+        partition leadership (a `leader` fault); TimeoutError when it does not within timeout_s."""
         fault = self.add_fault("leader", topic=topic, partition=partition, broker=broker_id)
-        self.wait_for(lambda: self.leader(topic, partition) == broker_id, timeout_s,
+        self.wait_for(lambda: self.leader(topic, partition) == broker_id and self._carried_out([fault]), timeout_s,
                       what=f"broker {broker_id} leading {topic}-{partition}")
-        self.wait_for(lambda: all(f.id != fault.id for f in self.list_faults()), timeout_s,
-                      what=f"leader fault {fault.id} removed")
+
+    def _carried_out(self, faults: list[Fault]) -> bool:
+        """Whether the controller has removed these `leader` faults (it does once it has acted)."""
+        return all(self.faults.get(fault_path(f.id)) is None for f in faults)

@@ -238,8 +238,9 @@ def test_every_broker_obeys_a_fault_within_100_ms(fauxka_cluster):
     cluster = fauxka_cluster
     topic = _topic(cluster, 3)
     leaders = {cluster.address(cluster.leader(topic, p)): p for p in range(3)}
-    for address, p in leaders.items():
-        assert list_offset(address, topic, p, -1).error_code == 0
+    # each leader serves once it has applied the leadership ZooKeeper shows (a watch later)
+    cluster.wait_for(lambda: all(list_offset(a, topic, p, -1).error_code == 0 for a, p in leaders.items()), 10,
+                     what="every leader serving")
     added = time.monotonic()
     fault = cluster.add_fault("error", api="list_offsets", topic=topic, error="NOT_LEADER_OR_FOLLOWER")
     pending = dict(leaders)
@@ -310,7 +311,14 @@ def test_the_up_supervisor_outlives_a_killed_broker_and_watches_the_restarted_on
         assert restarted.returncode == 0, restarted.stderr
         new = json.loads((data_dir / "cluster.json").read_text())["brokers"][1]["pid"]
         assert new != old
+        zk_pid = json.loads((data_dir / "cluster.json").read_text())["zookeeper"]["pid"]
+        again = fauxka("restart", "zookeeper")  # on its port and data: the brokers' sessions survive
+        assert again.returncode == 0 and "ZooKeeper restarted" in again.stdout, again.stderr
+        assert json.loads((data_dir / "cluster.json").read_text())["zookeeper"]["pid"] != zk_pid
+        time.sleep(0.6)
+        assert up.poll() is None  # nor does ZooKeeper stopped on purpose
         assert fauxka("pause", "9").returncode == 1
+        assert fauxka("pause", "zookeper").returncode == 2  # neither a broker id nor zookeeper
         os.kill(new, signal.SIGKILL)  # a crash, not a fault: the supervisor stops the cluster
         up.wait(30)
         assert up.returncode == 1 and "broker 2" in up.stderr.read()
@@ -318,3 +326,18 @@ def test_the_up_supervisor_outlives_a_killed_broker_and_watches_the_restarted_on
         if up.poll() is None:
             os.killpg(up.pid, signal.SIGINT)
             up.wait(30)
+
+
+def test_an_error_fault_on_describe_groups_answers_each_group(fauxka_cluster):
+    """An api without partitions carries the error where Kafka's getErrorResponse puts it: per group."""
+    from confluent_kafka import KafkaError, KafkaException
+    from confluent_kafka.admin import AdminClient
+
+    cluster = fauxka_cluster
+    group = cluster.unique_topic("g")
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+    with cluster.fault("error", api="describe_groups", error="GROUP_AUTHORIZATION_FAILED"):
+        with pytest.raises(KafkaException) as raised:
+            admin.describe_consumer_groups([group])[group].result(20)
+        assert raised.value.args[0].code() == KafkaError.GROUP_AUTHORIZATION_FAILED
+    assert admin.describe_consumer_groups([group])[group].result(20).group_id == group

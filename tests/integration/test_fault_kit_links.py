@@ -27,8 +27,19 @@ def test_a_cut_link_drops_the_follower_from_the_isr_until_restored(fauxka_cluste
                      what="the follower back in the ISR")
 
 
+def _offline_replicas(cluster, broker_id: int, topic: str) -> list[int]:
+    """Metadata v12's offline_replicas of the topic's partition 0, as broker_id answers it."""
+    from tests.admin_helpers import send
+
+    response = send(cluster.address(broker_id), 3, 12, {
+        "topics": [{"topic_id": None, "name": topic}], "allow_auto_topic_creation": False,
+        "include_topic_authorized_operations": False})
+    [partition] = response.topics[0].partitions
+    return list(partition.offline_replicas)
+
+
 @pytest.mark.disruptive
-def test_a_failed_log_moves_the_leadership_and_takes_the_replica_out_of_the_isr(fauxka_cluster_factory):
+def test_a_failed_log_takes_the_replica_offline_until_restored(fauxka_cluster_factory):
     from confluent_kafka import KafkaError, Producer
 
     from tests.data_helpers import batch, produce
@@ -36,18 +47,20 @@ def test_a_failed_log_moves_the_leadership_and_takes_the_replica_out_of_the_isr(
     cluster = fauxka_cluster_factory(brokers=3, overrides=LAGGY)
     topic = _topic(cluster, 1, 3)
     failed = cluster.leader(topic, 0)
-    producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "1", "retry.backoff.ms": 100})
+    producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all", "retry.backoff.ms": 100})
+    assert all(_offline_replicas(cluster, b, topic) == [] for b in cluster.broker_ids)
     with cluster.fault("storage", broker=failed, topic=topic):
+        # Kafka's controller on a log dir failure: the replica goes offline, out of leadership and ISR
         cluster.wait_for(lambda: cluster.leader(topic, 0) not in (-1, failed), 10, what="the leadership moved")
-
-        def out_of_isr():
-            producer.produce(topic, b"x", partition=0)
-            producer.flush(10)
-            return failed not in cluster.isr(topic, 0)
-        cluster.wait_for(out_of_isr, 20, what="the failed replica out of the ISR")
+        cluster.wait_for(lambda: failed not in cluster.isr(topic, 0), 10, what="the failed replica out of the ISR")
+        for broker_id in cluster.broker_ids:  # every broker's Metadata says so
+            assert _offline_replicas(cluster, broker_id, topic) == [failed]
+        producer.produce(topic, b"x", partition=0)
+        assert producer.flush(10) == 0  # acks=all from the other two
         part, _ = produce(cluster.address(failed), topic, 0, batch([b"y"]))  # straight to the failed broker
         assert part.error_code == KafkaError.KAFKA_STORAGE_ERROR
     cluster.wait_for(lambda: failed in cluster.isr(topic, 0), 20, what="the replica back in the ISR")
+    assert all(_offline_replicas(cluster, b, topic) == [] for b in cluster.broker_ids)
 
 
 @pytest.mark.disruptive

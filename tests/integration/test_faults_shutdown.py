@@ -5,6 +5,7 @@ the surviving brokers answer. Deadlines are generous ("within the session timeou
 seconds"); what matters is what happened, not how fast.
 """
 
+import asyncio
 import json
 import signal
 import threading
@@ -13,6 +14,7 @@ import urllib.request
 
 import pytest
 
+from fauxka import probe
 from tests.admin_helpers import create_partitions, create_topics, partition_count, topic_spec, unique
 from tests.integration.faults_support import ZkWatcher
 from tests.harness import SESSION_TIMEOUT_MS, wait_for
@@ -142,27 +144,31 @@ def elapsed_fmt(seconds: float) -> str:
     return f"{seconds:.2f}s"
 
 
-def test_a_paused_plain_broker_reregisters_after_its_session_expires(make_cluster, zk_watch):
-    cluster = make_cluster(3, {"fauxka.admin.blocking": "cluster"})
+@pytest.mark.disruptive
+def test_a_paused_plain_broker_reregisters_after_its_session_expires(fauxka_cluster_factory, zk_watch):
+    """Through the fault kit: `fauxka pause` / `resume` (SIGSTOP / SIGCONT) of a plain broker."""
+    cluster = fauxka_cluster_factory(3, {"fauxka.admin.blocking": "cluster",
+                                         "zookeeper.session.timeout.ms": str(SESSION_TIMEOUT_MS)})
     zk = zk_watch(cluster.zk_connect)
-    controller = cluster.controller_id()
-    paused = next(i for i in cluster.brokers if i != controller)
+    controller = cluster.controller()
+    paused = next(i for i in cluster.broker_ids if i != controller)
     before = zk.stat(f"/brokers/ids/{paused}")
     assert zk.exists(f"/fauxka/applied/{paused}")
-    cluster.brokers[paused].signal(signal.SIGSTOP)
+    cluster.pause(paused)
     try:
-        wait_for(lambda: not zk.exists(f"/brokers/ids/{paused}"), SESSION_S + 5, what="session expired")
+        wait_for(lambda: paused not in cluster.registered(), SESSION_S + 5, what="session expired")
         assert not zk.exists(f"/fauxka/applied/{paused}")
-        assert zk.controller() == controller
+        assert cluster.controller() == controller
     finally:
-        cluster.brokers[paused].signal(signal.SIGCONT)
-    wait_for(lambda: zk.exists(f"/brokers/ids/{paused}"), SESSION_S + 5, what="re-registered")
+        cluster.resume(paused)
+    wait_for(lambda: paused in cluster.registered(), SESSION_S + 5, what="re-registered")
     after = zk.stat(f"/brokers/ids/{paused}")
     assert after.ephemeral_owner != before.ephemeral_owner  # a new session's node
     wait_for(lambda: zk.exists(f"/fauxka/applied/{paused}"), 5, what="/fauxka/applied re-published")
-    assert json.loads(zk.get(f"/brokers/ids/{paused}"))["port"] == cluster.brokers[paused].port
+    assert f"127.0.0.1:{json.loads(zk.get(f'/brokers/ids/{paused}'))['port']}" == cluster.address(paused)
     # Cluster-consistent blocking works again: it needs the paused broker's applied version.
     name = unique("after-pause")
-    assert [r.error_code for r in create_topics(cluster.address_of(controller), [topic_spec(name, 2, 1)])] == [0]
-    assert name in cluster.metadata(paused).topics
-    assert cluster.brokers[paused].process.poll() is None
+    assert [r.error_code for r in create_topics(cluster.address(controller), [topic_spec(name, 2, 1)])] == [0]
+    host, port = cluster.address(paused).rsplit(":", 1)
+    assert name in asyncio.run(probe.metadata(host, int(port), 5.0)).topics
+    assert cluster.alive(paused)

@@ -1,73 +1,58 @@
 """The cluster under faults (issue 5): ZooKeeper itself stops and comes back.
 
-These tests start their own ZooKeeper (the session one serves every other test) and restart it
-on the same port and data directory.
+Through the fault kit: a cluster with a ZooKeeper of its own (the session one serves every other
+test), stopped and started again on the same port and data directory (Cluster.stop_zookeeper /
+start_zookeeper, as `fauxka terminate|restart zookeeper`).
 """
 
+import asyncio
 import time
 
 import pytest
 
-from tests.admin_helpers import create_topics, topic_spec, unique
-from tests.harness import SESSION_TIMEOUT_MS, Cluster, ZooKeeperServer, wait_for
-from tests.integration.faults_support import ZkWatcher
+from fauxka import probe
+from tests.admin_helpers import create_topics, topic_spec
 
-SESSION_S = SESSION_TIMEOUT_MS / 1000
-
-
-@pytest.fixture
-def own_zookeeper(tmp_path):
-    server = ZooKeeperServer(tmp_path / "zookeeper")
-    server.start()
-    yield server
-    server.stop()
+SESSION_MS = 2000
+SESSION_S = SESSION_MS / 1000
 
 
+def _metadata(cluster, broker_id: int) -> probe.ClusterView:
+    host, port = cluster.address(broker_id).rsplit(":", 1)
+    return asyncio.run(probe.metadata(host, int(port), 5.0))
+
+
+@pytest.mark.disruptive
 @pytest.mark.parametrize("down_s", [1.0, SESSION_S * 3])
-def test_brokers_survive_a_zookeeper_restart(own_zookeeper, tmp_path, down_s):
+def test_brokers_survive_a_zookeeper_restart(fauxka_cluster_factory, down_s):
     """Down briefly and down for three session timeouts. Either way the sessions survive:
     ZooKeeper restores them from its data dir and restarts their timers, and the brokers
     reconnect within a second. What breaks is every watch (kazoo does not send SetWatches on
     reconnect): the brokers re-arm them (zkstore/store.py) or their caches would stop."""
-    cluster = Cluster(own_zookeeper, tmp_path / "cluster")
-    try:
-        cluster.start()
-        before = unique("before-zk-restart")
-        assert [r.error_code for r in create_topics(cluster.controller_address(), [topic_spec(before, 3, 2)])] == [0]
+    cluster = fauxka_cluster_factory(3, {"zookeeper.session.timeout.ms": str(SESSION_MS)}, own_zookeeper=True)
+    before = cluster.unique_topic("before-zk-restart")
+    [created] = create_topics(cluster.address(cluster.controller()), [topic_spec(before, 3, 2)])
+    assert created.error_code == 0
 
-        own_zookeeper.stop()
-        time.sleep(down_s)
-        assert all(b.process.poll() is None for b in cluster.brokers.values())
-        own_zookeeper.start()  # same port, same data dir
-        restarted = time.monotonic()
+    cluster.stop_zookeeper()
+    time.sleep(down_s)  # how long it stays down: the fault, not a wait for a result
+    assert all(cluster.alive(b) for b in cluster.broker_ids)
+    cluster.start_zookeeper()
+    restarted = time.monotonic()
 
-        zk = ZkWatcher(cluster.zk_connect)
-        try:
-            wait_for(lambda: sorted(zk.children("/brokers/ids")) == ["1", "2", "3"], SESSION_S + 10,
-                     what="every broker registered again")
-            controller = wait_for(lambda: (c := zk.controller()) > 0 and c, SESSION_S + 10, what="a controller")
-            for broker_id in cluster.brokers:
-                wait_for(lambda: (v := cluster.metadata(broker_id)).brokers == [1, 2, 3]
+    cluster.wait_for(lambda: cluster.registered() == {1, 2, 3}, SESSION_S + 10, what="every broker registered again")
+    controller = cluster.wait_for(lambda: max(cluster.controller(), 0), SESSION_S + 10, what="a controller")
+    for broker_id in cluster.broker_ids:
+        cluster.wait_for(lambda: (v := _metadata(cluster, broker_id)).brokers == [1, 2, 3]
                          and before in v.topics and v.controller_id == controller,
                          SESSION_S + 10, what=f"broker {broker_id}'s Metadata converged")
-            converged_s = time.monotonic() - restarted
-            # The controller takes writes again, directly and forwarded.
-            after = unique("after-zk-restart")
-            other = next(i for i in cluster.brokers if i != controller)
-            codes = [r.error_code for r in create_topics(cluster.address_of(other), [topic_spec(after, 2, 2)])]
-            if codes != [0]:  # diagnostics: written, but seen by nobody (dead watches)?
-                print("DIAG", after, zk.exists(f"/brokers/topics/{after}"), zk.children(f"/brokers/topics/{after}/partitions"),
-                      [zk.get(f"/brokers/topics/{after}/partitions/{p}/state") for p in (0, 1)],
-                      {i: after in cluster.metadata(i).topics for i in cluster.brokers}, zk.get("/controller"),
-                      zk.children("/brokers/ids"))
-            assert codes == [0]
-            wait_for(lambda: all(after in cluster.metadata(i).topics for i in cluster.brokers), 10,
+    converged_s = time.monotonic() - restarted
+    # The controller takes writes again, directly and forwarded.
+    after = cluster.unique_topic("after-zk-restart")
+    other = next(b for b in cluster.broker_ids if b != controller)
+    assert [r.error_code for r in create_topics(cluster.address(other), [topic_spec(after, 2, 2)])] == [0]
+    cluster.wait_for(lambda: all(after in _metadata(cluster, b).topics for b in cluster.broker_ids), 10,
                      what="the new topic everywhere")
-            for broker_id in cluster.brokers:
-                assert zk.exists(f"/brokers/ids/{broker_id}")
-        finally:
-            zk.close()
-        assert all(b.process.poll() is None for b in cluster.brokers.values()), "a broker exited"
-        print(f"ZooKeeper down {down_s}s: converged {converged_s:.2f}s after its restart")
-    finally:
-        cluster.stop()
+    assert cluster.registered() == {1, 2, 3}
+    assert all(cluster.alive(b) for b in cluster.broker_ids), "a broker exited"
+    print(f"ZooKeeper down {down_s}s: converged {converged_s:.2f}s after its restart")

@@ -52,3 +52,11 @@ def test_error_codes_two_levels_down():
             {"error_code": 41, "error_message": None, "resource_type": 2, "resource_name": "t",
              "pattern_type": 3, "principal": "User:a", "host": "*", "operation": 2, "permission_type": 3}]}]})
     assert error_codes(response) == {0, 41}
+
+
+def test_error_codes_include_partition_error_codes():
+    """AddPartitionsToTxn v3 answers per partition in partition_error_code (Kafka's errorCounts counts them)."""
+    response = build(response_schema(24, 3), {"throttle_time": 0, "results_by_topic_v3_and_below": [
+        {"name": "t", "results_by_partition": [{"partition_index": 0, "partition_error_code": 0},
+                                               {"partition_index": 1, "partition_error_code": 16}]}]})
+    assert error_codes(response) == {0, 16}

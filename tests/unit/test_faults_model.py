@@ -155,3 +155,13 @@ def test_storage_fault_hits_the_failed_brokers_partitions_and_its_follower_fetch
     assert not matches(Fault("s", "storage", Scope(broker=2)), facts(broker=2, api_key=0, partitions=()), NOW)
     with pytest.raises(FaultError, match="follower"):
         Fault("s", "storage")
+
+
+def test_zookeeper_fault_is_an_action_bounded_by_time_not_count():
+    with pytest.raises(FaultError, match="not a count"):
+        Fault("z", "zookeeper", Scope(broker=2), count=1)
+    fault = Fault("z", "zookeeper", Scope(broker=2))
+    facts = RequestFacts(broker=2, api_key=0, version=9, client_id="c", principal="User:ANONYMOUS",
+                         partitions=(("t", 0),))
+    assert not matches(fault, facts, 0)  # it cuts the broker's own link, no request of a client
+    assert decode(encode(fault)) == fault

@@ -77,3 +77,15 @@ def test_alter_partition_checks_in_kafkas_order():
     assert le.check_alter_partition(current, change(new_isr=[1, 3]), {1, 2}, 1)[0] == "operation_not_attempted"
     verdict, new = le.check_alter_partition(current, change(), {1, 2}, 2)
     assert verdict == "write" and (new.leader, new.leader_epoch, new.isr, new.zk_version) == (1, 5, [1], 7)
+
+
+def test_take_offline_moves_the_leadership_and_leaves_the_isr():
+    """onReplicasBecomeOffline (a replica on a failed log dir): offline election without it, out of the ISR."""
+    p = le.Partition("t", 0, [1, 2, 3], PartitionState(1, 4, 2, [1, 2, 3], 9))
+    led = le.take_offline(p, 1, {1, 2, 3}, 5)
+    assert (led.leader, led.leader_epoch, led.controller_epoch, led.isr) == (2, 5, 5, [2, 3])
+    followed = le.take_offline(p, 3, {1, 2, 3}, 5)
+    assert (followed.leader, followed.isr) == (1, [1, 2])
+    alone = le.take_offline(le.Partition("t", 0, [1, 2], PartitionState(1, 4, 2, [1], 9)), 1, {1, 2}, 5)
+    assert (alone.leader, alone.isr) == (le.NO_LEADER, [1])  # no other in-sync replica: the last member stays
+    assert le.take_offline(le.Partition("t", 0, [1, 2], PartitionState(1, 4, 2, [1], 9)), 2, {1, 2}, 5) is None

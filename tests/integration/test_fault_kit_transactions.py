@@ -1,0 +1,60 @@
+"""The fault kit moves a transaction's coordinator (fauxka.testing.Cluster.move_transaction_coordinator):
+the leadership of the transactional id's __transaction_state partition moves to another in-sync
+replica, which loads the transaction; the producer, mid-transaction, is sent on to it and commits."""
+
+from tests.fault_kit_helpers import _topic
+
+
+def _read_committed(cluster, topic: str, expect: int, timeout_s: float = 30) -> list[bytes]:
+    from confluent_kafka import Consumer
+
+    consumer = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": cluster.unique_topic("g"),
+                         "auto.offset.reset": "earliest", "enable.auto.commit": False,
+                         "isolation.level": "read_committed"})
+    consumer.subscribe([topic])
+    got: list[bytes] = []
+    try:
+        def enough():
+            msg = consumer.poll(0.2)
+            if msg is not None and msg.error() is None:
+                got.append(msg.value())
+            return len(got) >= expect
+        cluster.wait_for(enough, timeout_s, what=f"{expect} committed records")
+    finally:
+        consumer.close()
+    return got
+
+
+def test_transaction_coordinator_moves_mid_transaction_and_the_producer_commits(fauxka_cluster):
+    from confluent_kafka import Producer
+
+    cluster = fauxka_cluster
+    topic, tid = _topic(cluster, 1), cluster.unique_topic("tid")
+    producer = Producer({"bootstrap.servers": cluster.bootstrap, "transactional.id": tid, "acks": "all",
+                         "client.id": tid})
+    producer.init_transactions(30)
+    partition = cluster._txn_partition(tid)
+    cluster.wait_for(lambda: len(cluster.isr("__transaction_state", partition)) > 1, 20,
+                     what="a second in-sync replica of the transaction's partition")
+    first = cluster.transaction_coordinator(tid)
+    target = next(b for b in cluster.isr("__transaction_state", partition) if b != first)
+
+    with cluster.tracing():
+        producer.begin_transaction()
+        producer.produce(topic, b"a", partition=0)
+        assert producer.flush(20) == 0  # AddPartitionsToTxn went to the first coordinator
+        cluster.move_transaction_coordinator(tid, target)
+        assert cluster.transaction_coordinator(tid) == target
+        producer.commit_transaction(30)  # EndTxn: NOT_COORDINATOR from the old one, then the new one
+    end_txns = cluster.trace(api="end_txn", client_id=tid)
+    assert [e["broker"] for e in end_txns if e["errors"] == [0]] == [target]
+    assert all(e["errors"] == [16] for e in end_txns if e["broker"] != target)  # NOT_COORDINATOR, if asked
+    adds = cluster.trace(api="add_partitions_to_txn", client_id=tid)
+    assert adds and adds[0]["broker"] == first and adds[0]["errors"] == [0]
+
+    # moved back: the first broker loads the completed transaction and serves the next one
+    cluster.move_transaction_coordinator(tid, first)
+    producer.begin_transaction()
+    producer.produce(topic, b"b", partition=0)
+    producer.commit_transaction(30)
+    assert sorted(_read_committed(cluster, topic, 2)) == [b"a", b"b"]
