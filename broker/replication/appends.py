@@ -38,12 +38,25 @@ class Appender:
                              timeout_ms: int, origin: str = "client") -> dict[tuple[str, int], AppendResult]:
         """Append each partition's records; with acks=-1 wait (at most `timeout_ms`) for the ISR.
         origin "coordinator": transaction markers (WriteTxnMarkers) may be control batches."""
-        results = {key: self._append(key, records, acks, origin) for key, records in entries.items()}
-        if acks != -1:
-            return results
+        results = self.append_local(entries, acks, origin)
+        if acks == -1:
+            await self.wait_for_acks(results, timeout_ms)
+        return results
+
+    def append_local(self, entries: dict[tuple[str, int], bytes], acks: int,
+                     origin: str = "client") -> dict[tuple[str, int], AppendResult]:
+        """The leader's half of append_records, at once: each partition's batch in the local log
+        (Partition.appendRecordsToLeader); acks=all's wait is `wait_for_acks`, which callers that
+        pipeline (the group coordinator) run later, in append order."""
+        return {key: self._append(key, records, acks, origin) for key, records in entries.items()}
+
+    async def wait_for_acks(self, results: dict[tuple[str, int], AppendResult], timeout_ms: int) -> None:
+        """DelayedProduce: wait (at most `timeout_ms`) until the high watermark passed every
+        appended batch, then set each result's error (NONE, NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+        NOT_LEADER_OR_FOLLOWER, REQUEST_TIMED_OUT)."""
         waiting = {key: r for key, r in results.items() if r.error == ErrorCode.none}
         if not waiting:
-            return results
+            return
         deadline = time.monotonic() + max(timeout_ms, 0) / 1000
         purgatory = self._replicas.purgatory
         await purgatory.wait(waiting.keys(), lambda: all(self._acked(k, r) is not None for k, r in waiting.items()),
@@ -53,7 +66,6 @@ class Appender:
             result.error = ErrorCode.request_timed_out if outcome is None else outcome
             if result.error != ErrorCode.none:
                 result.base_offset = -1 if result.error != ErrorCode.not_enough_replicas_after_append else result.base_offset
-        return results
 
     def _append(self, key: tuple[str, int], records: bytes | None, acks: int, origin: str = "client") -> AppendResult:
         replicas = self._replicas
