@@ -11,6 +11,7 @@ import datetime
 import time
 from typing import TYPE_CHECKING, Any
 
+from . import logs
 from .auth.sasl import new_session
 from .config import Endpoint
 from .connection import Connection
@@ -143,7 +144,8 @@ class Server:
         metrics = self._broker.metrics
         metrics.child(metrics.requests, api.name, str(version), error).inc()
         metrics.child(metrics.request_seconds, api.name, str(version)).observe(elapsed)
-        log.debug("request", principal=ctx.principal, error=error, latency_ms=round(elapsed * 1000, 3))
+        if logs.enabled("debug"):
+            log.debug("request", principal=ctx.principal, error=error, latency_ms=round(elapsed * 1000, 3))
         if response is None:
             return None
         return with_size_prefix(response) if forwarded else encode_response(correlation_id, response)
