@@ -127,7 +127,8 @@ class Server:
                 return encode_response(correlation_id, api_versions.unsupported_version_response())
             raise RequestParseError(f"unsupported version {version} of {api.name}")
         request = decode_request(frame, api, version)
-        log = log.bind(api=api.name, version=version, correlation_id=correlation_id, client_id=request.client_id)
+        log = _BoundOnUse(log, api=api.name, version=version, correlation_id=correlation_id,
+                          client_id=request.client_id)
         ctx = RequestContext(self._broker, request, conn.endpoint.listener, conn.principal, conn.peer_host, log,
                              connection=conn)
         response = await dispatch(ctx)
@@ -167,3 +168,18 @@ class Server:
         if throttle != current_ms:
             response = dataclasses.replace(response, throttle_time=datetime.timedelta(milliseconds=throttle))
         return response
+
+
+class _BoundOnUse:
+    """The request's logger, its keys bound when it is first used: most requests log nothing, and
+    structlog's bind copies the context every time."""
+
+    __slots__ = ("_log", "_keys", "_bound")
+
+    def __init__(self, log: Any, **keys: Any):
+        self._log, self._keys, self._bound = log, keys, None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._bound is None:
+            self._bound = self._log.bind(**self._keys)
+        return getattr(self._bound, name)
