@@ -50,6 +50,14 @@ class Host:
 N = 3
 
 
+async def until(condition, timeout_s=10.0):
+    """Yield to the loop until `condition()` holds; AssertionError at the deadline."""
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while not condition():
+        assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
+        await asyncio.sleep(0.001)
+
+
 def test_load_owns_append_batching_and_unload():
     async def body():
         host = Host()
@@ -87,29 +95,33 @@ def test_batches_are_pipelined_and_answered_in_log_order():
         p = partition_for("g", N)
         host.epochs[p] = 1
         rt.became_leader(p, 1)
-        while rt.status("g") != ErrorCode.none:
-            await asyncio.sleep(0.001)
+        await until(lambda: rt.status("g") == ErrorCode.none)
         host.manual = True
         first = asyncio.ensure_future(rt.groups.commit_offsets("g", "", None, -1, {("t", 0): OffsetRequest(1)}))
-        while len(host.appends) < 1:
-            await asyncio.sleep(0)
+        await until(lambda: len(host.appends) == 1)
         first_released = host.released
         second = asyncio.ensure_future(rt.groups.commit_offsets("g", "", None, -1, {("t", 0): OffsetRequest(2)}))
-        while len(host.appends) < 2:
-            await asyncio.sleep(0)
+        await until(lambda: len(host.appends) == 2)
         assert host.appends == [1, 1] and len(host.logs[p]) == 2  # the second is in the log, not queued behind
-        host.released.set()  # the later batch's acks first: it still waits for the earlier one
+        second_released = host.released
+        extra = asyncio.ensure_future(rt.groups.commit_offsets("g", "", None, -1, {("t", 1): OffsetRequest(5)}))
+        for _ in range(10):
+            await asyncio.sleep(0)
+        assert host.appends == [1, 1]  # two batches in flight: the next one waits for the first answer
+        second_released.set()  # the later batch's acks first: it still waits for the earlier one
         for _ in range(10):
             await asyncio.sleep(0)
         assert not first.done() and not second.done()
         assert rt.groups.fetch_offsets("g", [("t", 0)])[("t", 0)] is None  # nothing visible before its acks
         first_released.set()
         assert await second == {("t", 0): ErrorCode.none} and first.result() == {("t", 0): ErrorCode.none}
+        await until(lambda: len(host.appends) == 3)  # appended once the first was answered
+        host.released.set()
+        assert await extra == {("t", 1): ErrorCode.none}
         assert rt.groups.fetch_offsets("g", [("t", 0)])[("t", 0)].offset == 2  # the later commit wins
         host.released = None
         third = asyncio.ensure_future(rt.groups.commit_offsets("g", "", None, -1, {("t", 0): OffsetRequest(3)}))
-        while host.released is None:
-            await asyncio.sleep(0)
+        await until(lambda: host.released is not None)
         await rt.close()  # a batch still waiting for its acks is answered, not left hanging
         assert await third == {("t", 0): ErrorCode.not_coordinator}
     asyncio.run(body())
