@@ -61,6 +61,9 @@ class Member:
             if int(r.error_code) == 79:  # MEMBER_ID_REQUIRED
                 self.id = r.member_id
                 continue
+            if int(r.error_code) in (14, 15, 16):  # the coordinator named before it is ready: as _first_commit
+                await asyncio.sleep(0.1)
+                continue
             assert int(r.error_code) == 0, r
             self.generation = r.generation_id
             assignments = [(m.member_id, b"x") for m in r.members] if r.leader == self.id else []
