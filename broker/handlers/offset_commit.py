@@ -36,7 +36,7 @@ def _answer(version: int, results: dict[tuple[str, int], ErrorCode], order: list
     return _response(version, tuple((tp, results[tp]) for tp in order))
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=1024)
 def _response(version: int, results: tuple[tuple[tuple[str, int], ErrorCode], ...]):
     """The same partitions with the same errors get the same (immutable) answer: built once."""
     topics: dict[str, list] = {}

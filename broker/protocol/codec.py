@@ -116,7 +116,7 @@ def encode_response(correlation_id: int, response: Any) -> bytes:
     return with_size_prefix(buf.getvalue())
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=1024)
 def _encoded_body(response: Any) -> bytes:
     buf = io.BytesIO()
     _writer(type(response))(buf, response)
