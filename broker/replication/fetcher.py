@@ -193,11 +193,22 @@ class Fetcher:
                 self._reset_session()
             else:
                 self._session_id, self._session_epoch, self._in_session = int(response.session_id), 1, dict(sent)
+                self._resend_failed(response)
             return
         for key in forgotten:
             self._in_session.pop(key, None)
         self._in_session.update(sent)
         self._session_epoch = self._session_epoch + 1 if self._session_epoch < 0x7FFFFFFF else 1
+        self._resend_failed(response)
+
+    def _resend_failed(self, response) -> None:
+        """A partition answered with an error goes in the next fetch again: the leader may not hold
+        it in the session at all (a topic it does not know yet is refused, not kept), and nothing
+        else would make this follower name it again."""
+        for topic in response.responses:
+            for data in topic.partitions:
+                if int(data.error_code) != 0:
+                    self._in_session.pop((topic.topic, data.partition_index), None)
 
     def _handle(self, response, log) -> bool:
         """Apply the leader's answer; True when something failed (back off before the next fetch)."""

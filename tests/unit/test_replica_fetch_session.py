@@ -30,8 +30,10 @@ def sent(request):
     return {(t.topic, p.partition): p.fetch_offset for t in request.topics for p in t.partitions}
 
 
-def answer(error=ErrorCode.none, session_id=7):
-    return SimpleNamespace(error_code=error, session_id=session_id, responses=())
+def answer(error=ErrorCode.none, session_id=7, failed=()):
+    responses = [SimpleNamespace(topic=t, partitions=[SimpleNamespace(partition_index=i, error_code=code)])
+                 for t, i, code in failed]
+    return SimpleNamespace(error_code=error, session_id=session_id, responses=responses)
 
 
 def test_full_then_only_the_changed_partitions_then_forgotten_ones():
@@ -64,3 +66,14 @@ def test_a_session_error_or_no_session_means_a_full_fetch_next():
     assert (still.session_id, still.session_epoch) == (0, 0) and len(sent(still)) == 3
     fetcher._session_answered(answer(error=ErrorCode.unknown_server_error))
     assert fetcher._session_id == 0
+
+
+def test_a_partition_answered_with_an_error_is_named_again():
+    fetcher, _ = make()
+    fetcher._request()
+    fetcher._session_answered(answer(failed=[("t", 1, ErrorCode.unknown_topic_or_partition)]))
+    assert sent(fetcher._request()) == {("t", 1): 0}  # the leader refused it: not in its session
+    fetcher._session_answered(answer(failed=[("t", 1, ErrorCode.not_leader_or_follower)]))
+    assert sent(fetcher._request()) == {("t", 1): 0}
+    fetcher._session_answered(answer())
+    assert sent(fetcher._request()) == {}  # taken: nothing changed since
