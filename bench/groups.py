@@ -61,6 +61,9 @@ class Member:
             if int(r.error_code) == 79:  # MEMBER_ID_REQUIRED
                 self.id = r.member_id
                 continue
+            if int(r.error_code) in (14, 15, 16):  # the coordinator named before it is ready: as _first_commit
+                await asyncio.sleep(0.1)
+                continue
             assert int(r.error_code) == 0, r
             self.generation = r.generation_id
             assignments = [(m.member_id, b"x") for m in r.members] if r.leader == self.id else []
@@ -98,10 +101,31 @@ async def rebalance_ms(ports: dict[int, int], n: int, group: str) -> float:
             await m.conn.close()
 
 
+def _commit(group: str, partition: int, offset: int):
+    return build(request_schema(8, 8), {
+        "group_id": group, "generation_id_or_member_epoch": -1, "member_id": "", "group_instance_id": None,
+        "topics": [{"name": "bench", "partitions": [{"partition_index": partition, "committed_offset": offset,
+                                                     "committed_leader_epoch": -1, "committed_metadata": ""}]}]})
+
+
+async def _first_commit(conn, group: str) -> None:
+    """Until the coordinator takes a commit: another broker may name it as the coordinator before
+    it has applied its leadership or loaded the partition (a client retries these errors too)."""
+    for _ in range(300):
+        r = await conn.send(_commit(group, 0, 0), 10)
+        code = int(r.topics[0].partitions[0].error_code)
+        if code == 0:
+            return
+        assert code in (14, 15, 16), r  # COORDINATOR_LOAD_IN_PROGRESS, _NOT_AVAILABLE, NOT_COORDINATOR
+        await asyncio.sleep(0.1)
+    raise RuntimeError("the coordinator takes no commit")
+
+
 async def commits_per_s(ports: dict[int, int], connections: int, seconds: float) -> float:
     group = f"bench-commits-{time.time_ns()}"
     port = await _coordinator(ports, group)
     conns = [await KafkaConnection.open("127.0.0.1", port, 5) for _ in range(connections)]
+    await _first_commit(conns[0], group)
     done = 0
     deadline = time.perf_counter() + seconds
 
@@ -110,11 +134,7 @@ async def commits_per_s(ports: dict[int, int], connections: int, seconds: float)
         offset = 0
         while time.perf_counter() < deadline:
             offset += 1
-            r = await conn.send(build(request_schema(8, 8), {
-                "group_id": group, "generation_id_or_member_epoch": -1, "member_id": "", "group_instance_id": None,
-                "topics": [{"name": "bench", "partitions": [{"partition_index": i, "committed_offset": offset,
-                                                             "committed_leader_epoch": -1,
-                                                             "committed_metadata": ""}]}]}), 10)
+            r = await conn.send(_commit(group, i, offset), 10)
             assert int(r.topics[0].partitions[0].error_code) == 0, r
             done += 1
     started = time.perf_counter()

@@ -66,16 +66,32 @@ class ReplicaHost:
                      producer: tuple[int, int] | None = None, appended=None) -> ErrorCode:
         """acks=all; `producer` (id, epoch): a transactional batch (TxnOffsetCommit's offsets);
         `appended()` runs once the leader's log has the batch (not when the append failed)."""
-        now = int(time.time() * 1000)
-        pid, epoch = producer if producer is not None else (-1, -1)
-        batch = bytes(build([Record(i, now, k, v, []) for i, (k, v) in enumerate(records)], 0,
-                            transactional=producer is not None, producer_id=pid, producer_epoch=epoch))
+        batch = _batch(records, producer)
         key = (topic, partition)
         on_appended = None if appended is None else (lambda r: r[key].error == ErrorCode.none and appended())
         results = await self._replicas.append_records({key: batch}, -1, timeout_ms,
                                                       origin="client" if producer is None else "coordinator",
                                                       on_appended=on_appended)
         return results[(topic, partition)].error
+
+    def begin_append(self, topic: str, partition: int, records, timeout_ms: int):
+        """The batch is in the leader's log when this returns; the coroutine waits for acks=all
+        (the produce purgatory's DelayedProduce), its deadline counted from now."""
+        deadline = time.monotonic() + timeout_ms / 1000
+        appender = self._replicas.appender
+        results = appender.append_local({(topic, partition): _batch(records, None)}, -1)
+
+        async def acked() -> ErrorCode:
+            await appender.wait_for_acks(results, max(0, int((deadline - time.monotonic()) * 1000)))
+            return results[(topic, partition)].error
+        return acked()
+
+
+def _batch(records, producer: tuple[int, int] | None) -> bytes:
+    now = int(time.time() * 1000)
+    pid, epoch = producer if producer is not None else (-1, -1)
+    return bytes(build([Record(i, now, k, v, []) for i, (k, v) in enumerate(records)], 0,
+                       transactional=producer is not None, producer_id=pid, producer_epoch=epoch))
 
 
 class Coordinators:

@@ -22,6 +22,12 @@ def _level_filter(_logger: Any, method_name: str, event_dict: dict) -> dict:
     return event_dict
 
 
+def enabled(method_name: str) -> bool:
+    """Whether an event at this level would be written: a per-request debug line can be skipped
+    before its fields are built and its event dict is dropped by the processor chain."""
+    return _METHOD_LEVELS.get(method_name, logging.INFO) >= _current["level"]
+
+
 def set_level(level: str) -> None:
     """Apply a level (ours or a Log4j name, e.g. from IncrementalAlterConfigs on BROKER_LOGGER) at once."""
     name = LOG4J.get(level.upper(), level.upper())

@@ -14,9 +14,28 @@ from typing import TypeVar
 T = TypeVar("T")
 
 
+class _Waiter:
+    """One wait's wake-up: a future per round, set by `wake` or the deadline's timer (cheaper than
+    an Event under asyncio.wait_for, which makes a task for every round)."""
+
+    __slots__ = ("future", "expired")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop):
+        self.future = loop.create_future()
+        self.expired = False
+
+    def set(self) -> None:
+        if not self.future.done():
+            self.future.set_result(None)
+
+    def expire(self) -> None:
+        self.expired = True  # the loop may run a timer a clock tick early: no second look at the clock
+        self.set()
+
+
 class Purgatory:
     def __init__(self) -> None:
-        self._waiters: dict[Hashable, set[asyncio.Event]] = {}
+        self._waiters: dict[Hashable, set[_Waiter]] = {}
         self._closed = False
 
     def __len__(self) -> int:
@@ -32,24 +51,23 @@ class Purgatory:
         result = check()
         if result or self._closed or deadline <= time.monotonic():
             return result
-        woken = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        woken = _Waiter(loop)
         keys = list(keys)
         for key in keys:
             self._waiters.setdefault(key, set()).add(woken)
+        timer = loop.call_at(loop.time() + (deadline - time.monotonic()), woken.expire)  # the loop's clock
         try:
             while True:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0 or self._closed:
+                await woken.future
+                if self._closed or woken.expired or deadline <= time.monotonic():
                     return check()
-                try:
-                    await asyncio.wait_for(woken.wait(), remaining)
-                except asyncio.TimeoutError:
-                    return check()
-                woken.clear()
+                woken.future = loop.create_future()
                 result = check()
                 if result:
                     return result
         finally:
+            timer.cancel()
             for key in keys:
                 waiters = self._waiters.get(key)
                 if waiters is not None:

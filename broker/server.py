@@ -19,6 +19,7 @@ import datetime
 import time
 from typing import TYPE_CHECKING, Any
 
+from . import logs
 from .auth.sasl import new_session
 from .config import Endpoint
 from .connection import Connection
@@ -184,7 +185,8 @@ class Server:
                 return encode_response(correlation_id, api_versions.unsupported_version_response())
             raise RequestParseError(f"unsupported version {version} of {api.name}")
         request = decode_request(frame, api, version)
-        log = log.bind(api=api.name, version=version, correlation_id=correlation_id, client_id=request.client_id)
+        log = _BoundOnUse(log, api=api.name, version=version, correlation_id=correlation_id,
+                          client_id=request.client_id)
         ctx = RequestContext(self._broker, request, conn.endpoint.listener, conn.principal, conn.peer_host, log,
                              connection=conn)
         response = await dispatch(ctx)
@@ -201,7 +203,8 @@ class Server:
         metrics = self._broker.metrics
         metrics.child(metrics.requests, api.name, str(version), error).inc()
         metrics.child(metrics.request_seconds, api.name, str(version)).observe(elapsed)
-        log.debug("request", principal=ctx.principal, error=error, latency_ms=round(elapsed * 1000, 3))
+        if logs.enabled("debug"):
+            log.debug("request", principal=ctx.principal, error=error, latency_ms=round(elapsed * 1000, 3))
         if response is None:
             return None
         return with_size_prefix(response) if forwarded else encode_response(correlation_id, response)
@@ -223,3 +226,18 @@ class Server:
         if throttle != current_ms:
             response = dataclasses.replace(response, throttle_time=datetime.timedelta(milliseconds=throttle))
         return response
+
+
+class _BoundOnUse:
+    """The request's logger, its keys bound when it is first used: most requests log nothing, and
+    structlog's bind copies the context every time."""
+
+    __slots__ = ("_log", "_keys", "_bound")
+
+    def __init__(self, log: Any, **keys: Any):
+        self._log, self._keys, self._bound = log, keys, None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._bound is None:
+            self._bound = self._log.bind(**self._keys)
+        return getattr(self._bound, name)

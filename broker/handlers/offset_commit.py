@@ -13,6 +13,7 @@ GROUP_AUTHORIZATION_FAILED; READ on each Topic (TOPIC_AUTHORIZATION_FAILED); an 
 or partition UNKNOWN_TOPIC_OR_PARTITION.
 """
 
+import functools
 import time
 
 from coordinator.group.coordinator import OffsetRequest
@@ -32,9 +33,15 @@ def coordinator_key(request) -> str | None:
 
 
 def _answer(version: int, results: dict[tuple[str, int], ErrorCode], order: list[tuple[str, int]]):
+    return _response(version, tuple((tp, results[tp]) for tp in order))
+
+
+@functools.lru_cache(maxsize=1024)
+def _response(version: int, results: tuple[tuple[tuple[str, int], ErrorCode], ...]):
+    """The same partitions with the same errors get the same (immutable) answer: built once."""
     topics: dict[str, list] = {}
-    for tp in order:
-        topics.setdefault(tp[0], []).append({"partition_index": tp[1], "error_code": results[tp]})
+    for tp, code in results:
+        topics.setdefault(tp[0], []).append({"partition_index": tp[1], "error_code": code})
     return build(response_schema(_KEY, version), {
         "throttle_time": 0, "topics": [{"name": n, "partitions": ps} for n, ps in topics.items()]})
 

@@ -98,13 +98,30 @@ def decode_request(frame: bytes, api: Api, version: int) -> Request:
     return Request(api, version, header, body, frame)
 
 
+# Answers that are small, immutable and the same request after request (OffsetCommit's "none" for
+# a consumer's partitions, Heartbeat's): their body is encoded once and kept (kio's writers are
+# Python, and an OffsetCommit's body costs more to encode than its entity costs to hash).
+_REPEATED_ANSWERS = frozenset((8, 12))
+
+
 def encode_response(correlation_id: int, response: Any) -> bytes:
     """The framed response: size prefix, the header version the api wants, the body."""
-    header_cls = type(response).__header_schema__
+    cls = type(response)
+    header_cls = cls.__header_schema__
     buf = _framed()
     _writer(header_cls)(buf, header_cls(correlation_id=correlation_id))
-    _writer(type(response))(buf, response)
+    if getattr(cls, "__api_key__", None) in _REPEATED_ANSWERS:
+        buf.write(_encoded_body(response))
+    else:
+        _writer(cls)(buf, response)
     return _frame(buf)
+
+
+@functools.lru_cache(maxsize=1024)
+def _encoded_body(response: Any) -> bytes:
+    buf = io.BytesIO()
+    _writer(type(response))(buf, response)
+    return buf.getvalue()
 
 
 def encode_request(request: Any, correlation_id: int, client_id: str | None) -> bytes:

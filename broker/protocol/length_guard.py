@@ -21,10 +21,18 @@ class LengthError(ValueError):
     pass
 
 
+# Fixed-width primitives are stepped over, not read (their bytes are checked to be there at the
+# end of their entity); only the lengths of strings, bytes, records, arrays and tags are read.
+_FIXED = {"bool": 1, "int8": 1, "int16": 2, "uint16": 2, "int32": 4, "int64": 8, "float64": 8, "uuid": 16,
+          "timedelta_i32": 4, "timedelta_i64": 8}
+
+
 def check_lengths(cls: type, data: bytes, offset: int = 0) -> int:
     """Walk one entity of `cls` at `offset`; the offset after it. Raises LengthError or kio's errors."""
     for step in _plan(cls):
         offset = step(data, offset)
+    if offset > len(data):
+        raise LengthError(f"{cls.__name__} ends at byte {offset} of {len(data)}")
     return offset
 
 
@@ -48,6 +56,9 @@ def _plan(cls: type) -> tuple:
 def _field_step(cls: type, f, flexible: bool, header: bool, is_tagged: bool):
     kind = classify_field(f)
     if isinstance(kind, PrimitiveField):
+        width = _FIXED.get(get_schema_field_type(f))
+        if width is not None:
+            return lambda data, offset: offset + width
         reader = get_field_reader(cls, f, header, is_tagged)
         return lambda data, offset: offset + reader(data, offset)[1]
     if isinstance(kind, EntityField):

@@ -41,11 +41,22 @@ class Appender:
                              ) -> dict[tuple[str, int], AppendResult]:
         """Append each partition's records; with acks=-1 wait (at most `timeout_ms`) for the ISR.
         origin "coordinator": transaction markers (WriteTxnMarkers) may be control batches.
-        `on_appended(results)` runs once the leader's log has them, before any wait and before the
-        followers' and consumers' long polls are woken (a coordinator applies its own record then,
-        as the KRaft-era CoordinatorRuntime does, answering only once it is replicated; whatever
-        it appends next on being woken goes out in the same follower fetch; an acks=all Produce lets its connection read on then:
-        server.py)."""
+        `on_appended`: as append_local's."""
+        results = self.append_local(entries, acks, origin, on_appended)
+        if acks == -1:
+            await self.wait_for_acks(results, timeout_ms)
+        return results
+
+    def append_local(self, entries: dict[tuple[str, int], bytes], acks: int, origin: str = "client",
+                     on_appended: Callable[[dict], None] | None = None) -> dict[tuple[str, int], AppendResult]:
+        """The leader's half of append_records, at once: each partition's batch in the local log
+        (Partition.appendRecordsToLeader); acks=all's wait is `wait_for_acks`, which callers that
+        pipeline (the group coordinator) run later, in append order.
+        `on_appended(results)` runs once the leader's log has them, before the followers' and
+        consumers' long polls are woken (a coordinator applies its own record then, as the
+        KRaft-era CoordinatorRuntime does, answering only once it is replicated; whatever it
+        appends next on being woken goes out in the same follower fetch; an acks=all Produce lets
+        its connection read on then: server.py)."""
         results = {key: self._append(key, records, acks, origin) for key, records in entries.items()}
         if on_appended is not None:
             on_appended(results)
@@ -54,11 +65,15 @@ class Appender:
             partition = replicas.partitions.get(key) if result.error == ErrorCode.none else None
             if partition is not None:
                 replicas.high_watermark_moved(partition)  # consumers' and followers' long polls see the append
-        if acks != -1:
-            return results
+        return results
+
+    async def wait_for_acks(self, results: dict[tuple[str, int], AppendResult], timeout_ms: int) -> None:
+        """DelayedProduce: wait (at most `timeout_ms`) until the high watermark passed every
+        appended batch, then set each result's error (NONE, NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+        NOT_LEADER_OR_FOLLOWER, REQUEST_TIMED_OUT)."""
         waiting = {key: r for key, r in results.items() if r.error == ErrorCode.none}
         if not waiting:
-            return results
+            return
         deadline = time.monotonic() + max(timeout_ms, 0) / 1000
         purgatory = self._replicas.purgatory
         await purgatory.wait(waiting.keys(), lambda: all(self._acked(k, r) is not None for k, r in waiting.items()),
@@ -68,7 +83,6 @@ class Appender:
             result.error = ErrorCode.request_timed_out if outcome is None else outcome
             if result.error != ErrorCode.none:
                 result.base_offset = -1 if result.error != ErrorCode.not_enough_replicas_after_append else result.base_offset
-        return results
 
     def _append(self, key: tuple[str, int], records: bytes | None, acks: int, origin: str = "client") -> AppendResult:
         replicas = self._replicas

@@ -1,8 +1,12 @@
 """Followers fetch from their leaders: one task per source broker (Kafka's ReplicaFetcherThread).
 
-Each task sends Fetch v12 (replica_id = this broker, sessionless) for every partition it follows
-from that leader, over the inter-broker listener (broker.inter_broker: SASL included), and
-appends what comes back with the leader's offsets. The fetch carries the last fetched epoch, so
+Each task sends Fetch v12 (replica_id = this broker) for every partition it follows from that
+leader, over the inter-broker listener (broker.inter_broker: SASL included), and appends what
+comes back with the leader's offsets. As Kafka's FetchSessionHandler does, the fetches run in an
+incremental fetch session (KIP-227): a full fetch opens it, later fetches carry only the
+partitions whose fetch state changed (and the ones to forget), and the leader answers only the
+partitions with news; a session error, a failed fetch or a new connection starts over with a full
+fetch. The fetch carries the last fetched epoch, so
 a leader whose history diverges answers with the diverging epoch and the follower truncates
 before fetching on (KIP-595-style truncation, Kafka 2.7+). OFFSET_OUT_OF_RANGE is handled as
 ReplicaFetcherThread.handleOutOfRangeError: behind the leader's log start, start over there;
@@ -22,6 +26,7 @@ if TYPE_CHECKING:
     from .replica_manager import ReplicaManager
 
 FETCH_VERSION = 12
+_SESSION_ERRORS = (int(ErrorCode.fetch_session_id_not_found), int(ErrorCode.invalid_fetch_session_epoch))
 CLIENT_ID_PREFIX = "fauxka-replica-fetcher-"
 
 
@@ -85,8 +90,15 @@ class Fetcher:
         self._max_bytes = config["replica.fetch.max.bytes"]
         self._response_max_bytes = config["replica.fetch.response.max.bytes"]
         self._timeout_s = config["replica.socket.timeout.ms"] / 1000
+        self._session_id, self._session_epoch = 0, 0  # 0, 0: the next fetch is a full one opening a session
+        self._in_session: dict[tuple[str, int], tuple] = {}  # what the leader's session holds per partition
+        self._sending: tuple[bool, dict, list] | None = None  # the fetch in flight: (full, sent, forgotten)
+
+    def _reset_session(self) -> None:
+        self._session_id, self._session_epoch, self._in_session = 0, 0, {}
 
     async def close(self) -> None:
+        self._reset_session()
         if self._channel is not None:
             await self._channel.close()
             self._channel = None
@@ -120,6 +132,11 @@ class Fetcher:
                 await self.close()
                 await self._back_off()
                 continue
+            if int(response.error_code) in _SESSION_ERRORS:  # evicted, or the leader restarted: a full fetch next
+                log.info("fetch session reset", error=int(response.error_code))
+                self._reset_session()
+                continue
+            self._session_answered(response)
             if self._handle(response, log):
                 await self._back_off()
 
@@ -131,26 +148,67 @@ class Fetcher:
             pass
 
     def _request(self):
-        topics: dict[str, list[dict]] = {}
+        """The next fetch: every partition followed from this leader (a full fetch), or only those
+        whose fetch state differs from what the session holds, plus the forgotten ones."""
+        wanted: dict[tuple[str, int], tuple] = {}
         for key in sorted(self.keys):
             partition = self._replicas.partitions.get(key)
             if partition is None or partition.leader_id != self.leader:
                 continue
             log = partition.log
             latest = log.latest_epoch()
-            topics.setdefault(key[0], []).append({
-                "partition": key[1], "current_leader_epoch": partition.leader_epoch,
-                "fetch_offset": log.log_end_offset, "last_fetched_epoch": latest if latest is not None else -1,
-                "log_start_offset": log.log_start_offset, "partition_max_bytes": self._max_bytes,
-            })
-        if not topics:
+            wanted[key] = (partition.leader_epoch, log.log_end_offset, latest if latest is not None else -1,
+                           log.log_start_offset)
+        if not wanted:
             return None
+        full = self._session_id == 0
+        sent = wanted if full else {k: v for k, v in wanted.items() if self._in_session.get(k) != v}
+        forgotten = [] if full else [k for k in self._in_session if k not in wanted]
+        self._sending = (full, sent, forgotten)
+        topics: dict[str, list[dict]] = {}
+        for (topic, index), (epoch, offset, last_epoch, start) in sent.items():
+            topics.setdefault(topic, []).append({
+                "partition": index, "current_leader_epoch": epoch, "fetch_offset": offset,
+                "last_fetched_epoch": last_epoch, "log_start_offset": start, "partition_max_bytes": self._max_bytes})
+        gone: dict[str, list[int]] = {}
+        for topic, index in forgotten:
+            gone.setdefault(topic, []).append(index)
         return build(request_schema(1, FETCH_VERSION), {
             "cluster_id": None, "replica_id": self._replicas.broker_id, "max_wait": self._wait_ms,
             "min_bytes": self._min_bytes, "max_bytes": self._response_max_bytes, "isolation_level": 0,
-            "session_id": 0, "session_epoch": -1, "forgotten_topics_data": (), "rack_id": "",
+            "session_id": self._session_id, "session_epoch": self._session_epoch,
+            "forgotten_topics_data": [{"topic": t, "partitions": ps} for t, ps in gone.items()], "rack_id": "",
             "topics": [{"topic": t, "partitions": ps} for t, ps in topics.items()],
         })
+
+    def _session_answered(self, response) -> None:
+        """The leader took the fetch: the session now holds what was sent (FetchSessionHandler.handleResponse)."""
+        full, sent, forgotten = self._sending or (True, {}, [])
+        self._sending = None
+        if int(response.error_code) != 0:
+            self._reset_session()
+            return
+        if full:
+            if int(response.session_id) == 0:  # the leader keeps no session (its cache is off): full fetches go on
+                self._reset_session()
+            else:
+                self._session_id, self._session_epoch, self._in_session = int(response.session_id), 1, dict(sent)
+                self._resend_failed(response)
+            return
+        for key in forgotten:
+            self._in_session.pop(key, None)
+        self._in_session.update(sent)
+        self._session_epoch = self._session_epoch + 1 if self._session_epoch < 0x7FFFFFFF else 1
+        self._resend_failed(response)
+
+    def _resend_failed(self, response) -> None:
+        """A partition answered with an error goes in the next fetch again: the leader may not hold
+        it in the session at all (a topic it does not know yet is refused, not kept), and nothing
+        else would make this follower name it again."""
+        for topic in response.responses:
+            for data in topic.partitions:
+                if int(data.error_code) != 0:
+                    self._in_session.pop((topic.topic, data.partition_index), None)
 
     def _handle(self, response, log) -> bool:
         """Apply the leader's answer; True when something failed (back off before the next fetch)."""

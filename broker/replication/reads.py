@@ -61,7 +61,12 @@ class Reader:
             self._record_follower_fetch(wants, replica_id)
         deadline = time.monotonic() + max(max_wait_ms, 0) / 1000
 
+        first = [True]
+
         def attempt() -> list[FetchResult] | None:
+            if not first[0] and not self._news(wants, follower, isolation_level):
+                return None  # woken by a move that gives this fetch nothing to read: no read
+            first[0] = False
             results = self._read_all(wants, follower, isolation_level, max_bytes, hard_max_bytes)
             if (max_wait_ms <= 0 or sum(len(r.records) for r in results) >= min_bytes
                     or any(r.error != ErrorCode.none or r.diverging_epoch for r in results)):
@@ -76,6 +81,29 @@ class Reader:
             if result.records:
                 metrics.read(want.topic, len(result.records), follower)
         return results
+
+    def _news(self, wants: list[FetchWant], follower: bool, isolation_level: int) -> bool:
+        """Whether a read could now answer more than the last one (DelayedFetch.tryComplete looks
+        at offsets, not at the log): records past a fetch offset, or a partition that would answer
+        an error (leadership or epoch moved, the offset out of range). A parked fetch is woken by
+        every append and high-watermark move on its partitions; most give it nothing to read."""
+        partitions = self._replicas.partitions
+        for want in wants:
+            partition = partitions.get((want.topic, want.index))
+            if partition is None or not partition.is_leader or (
+                    want.current_leader_epoch >= 0 and want.current_leader_epoch != partition.leader_epoch):
+                return True
+            log = partition.log
+            offset = want.fetch_offset
+            if not log.log_start_offset <= offset <= log.log_end_offset:
+                return True
+            if follower:
+                bound = log.log_end_offset
+            else:
+                bound = log.last_stable_offset if isolation_level == READ_COMMITTED else log.high_watermark
+            if offset < bound:
+                return True
+        return False
 
     def _record_follower_fetch(self, wants: list[FetchWant], replica_id: int) -> None:
         replicas = self._replicas

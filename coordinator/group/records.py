@@ -8,6 +8,7 @@ groupMetadataValueVersion). A null value is a tombstone: the offset or the group
 Reading accepts every version 0-4 (v4 is the first flexible one: compact strings, tagged fields).
 """
 
+import functools
 import struct
 from dataclasses import dataclass, field
 
@@ -161,7 +162,9 @@ class _Reader:
                 self.pos += n
 
 
+@functools.lru_cache(maxsize=65536)
 def encode_key(key: OffsetKey | GroupKey) -> bytes:
+    """Remembered: a consumer commits the same partitions' keys again and again (keys are frozen)."""
     w = _Writer()
     if isinstance(key, OffsetKey):
         w.i16(OFFSET_COMMIT_KEY_VERSION)

@@ -152,3 +152,39 @@ def test_on_appended_runs_before_the_long_polls_are_woken(tmp_path):
                                       on_appended=lambda results: order.append(("appended", sorted(results))))
         assert order == [("appended", [("t", 0)]), ("wake", ("t", 0))]
     run(tmp_path, scenario)
+
+
+def test_a_parked_follower_fetch_rereads_only_when_there_is_something_to_read(tmp_path):
+    async def scenario(cache, replicas):
+        cache.set_partition("t", 0, [1, 2, 3], 1, 0, [1, 2, 3])
+        await replicas.append_records({("t", 0): batch([b"a"])}, 1, 1000)
+        reads, read_all = [], replicas.reader._read_all
+        replicas.reader._read_all = lambda *args: reads.append(1) or read_all(*args)
+        parked = asyncio.create_task(replicas.fetch([FetchWant("t", 0, 1, 1 << 20, 0)], 2, 0, 5000, 1, 1 << 20))
+        await asyncio.sleep(0.05)
+        assert reads == [1] and not parked.done()  # at the log end: it waits
+        await replicas.fetch([FetchWant("t", 0, 1, 1 << 20, 0)], 3, 0, 0, 1, 1 << 20)  # moves the high watermark
+        await asyncio.sleep(0.05)
+        assert len(reads) == 2 and not parked.done()  # woken, nothing past its offset: no read of its own
+        await replicas.append_records({("t", 0): batch([b"b"])}, 1, 1000)
+        [result] = await asyncio.wait_for(parked, 1)
+        assert result.records and len(reads) == 3
+    run(tmp_path, scenario)
+
+
+def test_appends_in_flight_together_are_acknowledged_in_log_order(tmp_path):
+    async def scenario(cache, replicas):
+        cache.set_partition("t", 0, [1, 2], 1, 0, [1, 2])
+        appender = replicas.appender
+        first = appender.append_local({("t", 0): batch([b"a"])}, -1)
+        second = appender.append_local({("t", 0): batch([b"b"])}, -1)  # in the log before the first is acked
+        assert replicas.partitions[("t", 0)].log.log_end_offset == 2
+        waits = asyncio.gather(appender.wait_for_acks(first, 5000), appender.wait_for_acks(second, 5000))
+        await asyncio.sleep(0.05)
+        await replicas.fetch([FetchWant("t", 0, 1, 1 << 20, 0)], 2, 0, 0, 1, 1 << 20)  # the follower has the first
+        await asyncio.sleep(0.05)
+        assert replicas.partitions[("t", 0)].log.high_watermark == 1 and not waits.done()
+        await replicas.fetch([FetchWant("t", 0, 2, 1 << 20, 0)], 2, 0, 0, 1, 1 << 20)
+        await asyncio.wait_for(waits, 1)
+        assert second[("t", 0)].error == ErrorCode.none
+    run(tmp_path, scenario)

@@ -1,5 +1,6 @@
 """The coordinator runtime over an in-memory partition host: loading by replay, ownership,
-unloading, and appends batched while one is in flight."""
+unloading, appends batched per turn of the event loop and pipelined: a batch goes to the log
+while earlier ones wait for their acks, and batches are answered in log order."""
 
 import asyncio
 
@@ -16,6 +17,8 @@ class Host:
         self.epochs: dict[int, int] = {}
         self.appends: list[int] = []
         self.delay = 0.0
+        self.manual = False
+        self.released: asyncio.Event | None = None
 
     def leader_epoch(self, topic, partition):
         return self.epochs.get(partition)
@@ -31,8 +34,30 @@ class Host:
         self.logs.setdefault(partition, []).extend(records)
         return ErrorCode.none
 
+    def begin_append(self, topic, partition, records, timeout_ms):
+        """In the log at once; acknowledged after `delay`, or when the test sets the batch's event."""
+        self.appends.append(len(records))
+        self.logs.setdefault(partition, []).extend(records)
+        released = self.released = asyncio.Event()
+
+        async def acked():
+            if self.manual:
+                await released.wait()
+            else:
+                await asyncio.sleep(self.delay)
+            return ErrorCode.none
+        return acked()
+
 
 N = 3
+
+
+async def until(condition, timeout_s=10.0):
+    """Yield to the loop until `condition()` holds; AssertionError at the deadline."""
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while not condition():
+        assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
+        await asyncio.sleep(0.001)
 
 
 def test_load_owns_append_batching_and_unload():
@@ -62,4 +87,43 @@ def test_load_owns_append_batching_and_unload():
         assert (await rt.groups.commit_offsets("g", "", None, -1, {("t", 0): OffsetRequest(1)})) == \
             {("t", 0): ErrorCode.not_coordinator}
         await rt.close()
+    asyncio.run(body())
+
+
+def test_batches_are_pipelined_and_answered_in_log_order():
+    async def body():
+        host = Host()
+        rt = CoordinatorRuntime(host, GroupConfig(min_session_timeout_ms=10, initial_rebalance_delay_ms=0), N)
+        p = partition_for("g", N)
+        host.epochs[p] = 1
+        rt.became_leader(p, 1)
+        await until(lambda: rt.status("g") == ErrorCode.none)
+        host.manual = True
+        first = asyncio.ensure_future(rt.groups.commit_offsets("g", "", None, -1, {("t", 0): OffsetRequest(1)}))
+        await until(lambda: len(host.appends) == 1)
+        first_released = host.released
+        second = asyncio.ensure_future(rt.groups.commit_offsets("g", "", None, -1, {("t", 0): OffsetRequest(2)}))
+        await until(lambda: len(host.appends) == 2)
+        assert host.appends == [1, 1] and len(host.logs[p]) == 2  # the second is in the log, not queued behind
+        second_released = host.released
+        extra = asyncio.ensure_future(rt.groups.commit_offsets("g", "", None, -1, {("t", 1): OffsetRequest(5)}))
+        for _ in range(10):
+            await asyncio.sleep(0)
+        assert host.appends == [1, 1]  # two batches in flight: the next one waits for the first answer
+        second_released.set()  # the later batch's acks first: it still waits for the earlier one
+        for _ in range(10):
+            await asyncio.sleep(0)
+        assert not first.done() and not second.done()
+        assert rt.groups.fetch_offsets("g", [("t", 0)])[("t", 0)] is None  # nothing visible before its acks
+        first_released.set()
+        assert await second == {("t", 0): ErrorCode.none} and first.result() == {("t", 0): ErrorCode.none}
+        await until(lambda: len(host.appends) == 3)  # appended once the first was answered
+        host.released.set()
+        assert await extra == {("t", 1): ErrorCode.none}
+        assert rt.groups.fetch_offsets("g", [("t", 0)])[("t", 0)].offset == 2  # the later commit wins
+        host.released = None
+        third = asyncio.ensure_future(rt.groups.commit_offsets("g", "", None, -1, {("t", 0): OffsetRequest(3)}))
+        await until(lambda: host.released is not None)
+        await rt.close()  # a batch still waiting for its acks is answered, not left hanging
+        assert await third == {("t", 0): ErrorCode.not_coordinator}
     asyncio.run(body())

@@ -1,0 +1,79 @@
+"""The follower's side of an incremental fetch session (broker/replication/fetcher.py, Kafka's
+FetchSessionHandler): what each fetch carries, and when the session starts over."""
+
+from types import SimpleNamespace
+
+from broker.replication.fetcher import Fetcher
+from model.errors import ErrorCode
+
+
+class Log:
+    def __init__(self, end):
+        self.log_end_offset, self.log_start_offset = end, 0
+
+    def latest_epoch(self):
+        return 0
+
+
+def make():
+    config = {"replica.fetch.backoff.ms": 1000, "replica.fetch.wait.max.ms": 500, "replica.fetch.min.bytes": 1,
+              "replica.fetch.max.bytes": 1 << 20, "replica.fetch.response.max.bytes": 10 << 20,
+              "replica.socket.timeout.ms": 30000}
+    partitions = {("t", i): SimpleNamespace(leader_id=1, leader_epoch=0, log=Log(0)) for i in range(3)}
+    replicas = SimpleNamespace(config=config, partitions=partitions, broker_id=2)
+    fetcher = Fetcher(replicas, 1)
+    fetcher.keys.update(partitions)
+    return fetcher, partitions
+
+
+def sent(request):
+    return {(t.topic, p.partition): p.fetch_offset for t in request.topics for p in t.partitions}
+
+
+def answer(error=ErrorCode.none, session_id=7, failed=()):
+    responses = [SimpleNamespace(topic=t, partitions=[SimpleNamespace(partition_index=i, error_code=code)])
+                 for t, i, code in failed]
+    return SimpleNamespace(error_code=error, session_id=session_id, responses=responses)
+
+
+def test_full_then_only_the_changed_partitions_then_forgotten_ones():
+    fetcher, partitions = make()
+    full = fetcher._request()
+    assert (full.session_id, full.session_epoch) == (0, 0) and len(sent(full)) == 3
+    fetcher._session_answered(answer())
+    idle = fetcher._request()
+    assert (idle.session_id, idle.session_epoch) == (7, 1) and sent(idle) == {} and not idle.forgotten_topics_data
+    fetcher._session_answered(answer())
+    partitions[("t", 1)].log.log_end_offset = 5  # the follower appended: its fetch offset moved
+    fetcher.keys.discard(("t", 2))  # no longer followed from this leader
+    changed = fetcher._request()
+    assert changed.session_epoch == 2 and sent(changed) == {("t", 1): 5}
+    assert [(t.topic, list(t.partitions)) for t in changed.forgotten_topics_data] == [("t", [2])]
+    fetcher._session_answered(answer())
+    assert sent(fetcher._request()) == {} and fetcher._in_session.keys() == {("t", 0), ("t", 1)}
+
+
+def test_a_session_error_or_no_session_means_a_full_fetch_next():
+    fetcher, _ = make()
+    fetcher._request()
+    fetcher._session_answered(answer())
+    fetcher._request()
+    fetcher._reset_session()  # what run() does on FETCH_SESSION_ID_NOT_FOUND / INVALID_FETCH_SESSION_EPOCH
+    again = fetcher._request()
+    assert (again.session_id, again.session_epoch) == (0, 0) and len(sent(again)) == 3
+    fetcher._session_answered(answer(session_id=0))  # the leader keeps no sessions
+    still = fetcher._request()
+    assert (still.session_id, still.session_epoch) == (0, 0) and len(sent(still)) == 3
+    fetcher._session_answered(answer(error=ErrorCode.unknown_server_error))
+    assert fetcher._session_id == 0
+
+
+def test_a_partition_answered_with_an_error_is_named_again():
+    fetcher, _ = make()
+    fetcher._request()
+    fetcher._session_answered(answer(failed=[("t", 1, ErrorCode.unknown_topic_or_partition)]))
+    assert sent(fetcher._request()) == {("t", 1): 0}  # the leader refused it: not in its session
+    fetcher._session_answered(answer(failed=[("t", 1, ErrorCode.not_leader_or_follower)]))
+    assert sent(fetcher._request()) == {("t", 1): 0}
+    fetcher._session_answered(answer())
+    assert sent(fetcher._request()) == {}  # taken: nothing changed since
