@@ -59,7 +59,7 @@ def run(audit: list[str], out: Path, *, master: str | None = None, conf: dict[st
         progress(f"starting Spark ({master or session.DEFAULT_MASTER})")
         spark = session.build(master, conf)
     spark.conf.set("spark.sql.session.timeZone", "UTC")
-    base = None
+    frames = None
     try:
         progress("parsing audit lines")
         if topic is not None:
@@ -68,19 +68,20 @@ def run(audit: list[str], out: Path, *, master: str | None = None, conf: dict[st
             lines = spark.read.parquet(lines_path)
         else:
             lines = tables.read_lines(spark, files)
-        base = tables.parse(lines).cache()
-        counts = tables.totals(base)
+        frames = tables.Frames(lines)
+        counted = tables.collect_counts(frames)
+        counts = tables.totals(counted)
         progress(f"{counts['events']} events, {counts['malformed']} malformed line(s)")
-        for i, (name, (build, order)) in enumerate(tables.TABLES.items(), 1):
+        for i, name in enumerate(tables.TABLES, 1):
             progress(f"[{i}/{len(tables.TABLES)}] {name}")
             # aggregates are small: the driver writes them, so `out` is local whatever the master
-            table = build(base).sort(*tables.sort_columns(order)).toArrow()
+            table = tables.table(name, frames, counted)
             if name == "sources":
                 table = _with_empty_files(table, files)
             pq.write_table(table, out / "tables" / f"{name}.parquet")
     finally:
-        if base is not None:
-            base.unpersist()
+        if frames is not None:
+            frames.unpersist()
         if own:
             spark.stop()
     inputs_named = audit or ([f"{topic.bootstrap}/{topic.topic}"] if topic else [lines_path])
