@@ -98,17 +98,32 @@ def resolve(position, pairs, marks, default: int) -> dict[tuple[str, int], int]:
     return result
 
 
+def _timestamps(name: str, given: dict, pairs) -> dict[tuple[str, int], int]:
+    """{(topic, partition): ms} for every partition read; OptionError naming those `given` lacks
+    (Spark's connector wants exactly the partitions it reads)."""
+    missing = [f"{t}-{p}" for t, p in pairs if p not in given.get(t, {})]
+    if missing:
+        raise OptionError(f"{name} names no timestamp for {', '.join(missing)}")
+    return {tp: given[tp[0]][tp[1]] for tp in pairs}
+
+
 def starting_offsets(c, options: SourceOptions, pairs, marks) -> dict[tuple[str, int], int]:
-    if options.starting_by_timestamp is not None:
-        wanted = {tp: options.starting_by_timestamp[tp[0]][tp[1]] for tp in pairs
-                  if tp[1] in options.starting_by_timestamp.get(tp[0], {})}
-        missing = [f"{t}-{p}" for t, p in pairs if (t, p) not in wanted]
-        if missing:
-            raise OptionError(f"startingOffsetsByTimestamp names no timestamp for {', '.join(missing)}")
-        return by_timestamp(c, wanted, marks)
+    """startingTimestamp, else startingOffsetsByTimestamp, else startingOffsets (Spark's order)."""
     if options.starting_timestamp is not None:
         return by_timestamp(c, {tp: options.starting_timestamp for tp in pairs}, marks)
+    if options.starting_by_timestamp is not None:
+        return by_timestamp(c, _timestamps("startingOffsetsByTimestamp", options.starting_by_timestamp, pairs), marks)
     return resolve(options.starting, pairs, marks, EARLIEST)
+
+
+def ending_offsets(c, options: SourceOptions, pairs, marks) -> dict[tuple[str, int], int]:
+    """endingTimestamp, else endingOffsetsByTimestamp, else endingOffsets (batch only): by
+    timestamp, the first offset at or after it, or the latest when no record is that late."""
+    if options.ending_timestamp is not None:
+        return by_timestamp(c, {tp: options.ending_timestamp for tp in pairs}, marks)
+    if options.ending_by_timestamp is not None:
+        return by_timestamp(c, _timestamps("endingOffsetsByTimestamp", options.ending_by_timestamp, pairs), marks)
+    return resolve(options.ending, pairs, marks, LATEST)
 
 
 def read_range(client: dict, topic: str, partition: int, start: int, end: int, *,
