@@ -26,6 +26,12 @@ AUDIT_SCHEMA = T.StructType([
     T.StructField(CORRUPT, T.StringType()),
 ])
 
+# Only the timeouts table shows these: the first parse leaves them out (a string field never makes
+# a line malformed: Spark turns any JSON value into its text), and REQUEST_TIMED_OUT lines are
+# parsed again with AUDIT_SCHEMA for them.
+DETAIL = ("client_address", "resource_type", "resource_name", "action")
+CORE_SCHEMA = T.StructType([f for f in AUDIT_SCHEMA.fields if f.name not in DETAIL])
+
 # A line without one of these is malformed, like one that is not a JSON object or has a value of
 # the wrong type; forwarded_by and error_message are null by design, the rest only describe.
 REQUIRED = ("ts", "principal", "receiving_broker", "api", "validate_only", "error_code", "latency_ms")

@@ -1,7 +1,7 @@
 """Audit lines to events (malformed lines kept aside and counted), and the report's tables.
 
 Every table is a function of `Frames`: the cached `base` frame (one row per non-blank input line,
-with `malformed` set and `bad_line` holding the text of a malformed line, null otherwise) and
+with `malformed` set and `line` holding the text of a line a table shows whole, null otherwise) and
 the cached `counts` of its lines per combination of the dimensions most tables group by.
 """
 
@@ -14,7 +14,8 @@ from pyspark.sql import functions as F
 
 from . import rollups
 
-from .schema import AUDIT_SCHEMA, CORRUPT, POLICY_VIOLATION, REQUEST_TIMED_OUT, REQUIRED, RULE_PATTERN
+from .schema import AUDIT_SCHEMA, CORE_SCHEMA, CORRUPT, POLICY_VIOLATION, REQUEST_TIMED_OUT, REQUIRED
+from .schema import RULE_PATTERN
 from .schema import error_name_column, outcome_column
 
 PERCENTILES = (0.5, 0.95, 0.99)
@@ -22,12 +23,18 @@ PERCENTILE_ACCURACY = 10000  # exact for up to 10,000 events per group; 1/10,000
 
 
 def read_lines(spark: SparkSession, files: list[str]) -> DataFrame:
-    """(source, value): every line of every file; gzip is decompressed by file name (.gz)."""
+    """(source, value): every line of every file; gzip is decompressed by file name (.gz). The
+    source is the file's URI as Spark gives it: `source_name` makes it a path, once per file in
+    the few rows that name one rather than on every line."""
     if not files:
         return spark.createDataFrame([], "source string, value string")
-    # file_path is a URI: percent-decode it (java.net.URI leaves '+' as it is; url_decode would not)
-    path = F.regexp_replace(F.regexp_replace(F.col("_metadata.file_path"), "^file:(//)?", ""), r"\+", "%2B")
-    return spark.read.text(files).select(F.url_decode(path).alias("source"), "value")
+    return spark.read.text(files).select(F.col("_metadata.file_path").alias("source"), "value")
+
+
+def source_name(source: Column) -> Column:
+    """A file URI as its path (percent-decoded; java.net.URI leaves '+' as it is, url_decode would
+    not); a topic-partition source (letters, digits, '.', '_', '-') is left as it is."""
+    return F.url_decode(F.regexp_replace(F.regexp_replace(source, "^file:(//)?", ""), r"\+", "%2B"))
 
 
 def read_topic(spark: SparkSession, bootstrap: str, topic: str, options: dict | None = None) -> DataFrame:
@@ -47,17 +54,20 @@ def lines_of_records(records: DataFrame) -> DataFrame:
                           F.col("value").cast("string").alias("value"))
 
 
+def _from_json(value: Column, schema) -> Column:
+    return F.from_json(value, schema, {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT})
+
+
 def parse(lines: DataFrame) -> DataFrame:
-    """The base frame: blank lines dropped, each other line parsed with the explicit schema; only
-    the columns a table reads are kept (`api_version` is checked for its type, not kept)."""
-    parsed = (lines.where(F.trim("value") != "")
-              .select("source", "value", F.from_json("value", AUDIT_SCHEMA, {
-                  "mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT}).alias("e")))
+    """The base frame: blank lines dropped, each other line parsed with CORE_SCHEMA, only the
+    columns a table reads kept (`api_version` is checked for its type, not kept). `line` keeps
+    the text of the lines a table shows whole: malformed ones and REQUEST_TIMED_OUT events."""
+    parsed = lines.where(F.trim("value") != "").select("source", "value", _from_json(F.col("value"), CORE_SCHEMA).alias("e"))
     malformed = (F.col("e").isNull() | F.col(f"e.{CORRUPT}").isNotNull()
                  | _any([F.col(f"e.{name}").isNull() for name in REQUIRED]))
-    fields = [F.col(f"e.{f.name}").alias(f.name) for f in AUDIT_SCHEMA.fields if f.name not in (CORRUPT, "api_version")]
-    return parsed.select("source", malformed.alias("malformed"), F.when(malformed, F.col("value")).alias("bad_line"),
-                         *fields)
+    fields = [F.col(f"e.{f.name}").alias(f.name) for f in CORE_SCHEMA.fields if f.name not in (CORRUPT, "api_version")]
+    shown = malformed | (F.col("e.error_code") == REQUEST_TIMED_OUT)
+    return parsed.select("source", malformed.alias("malformed"), F.when(shown, F.col("value")).alias("line"), *fields)
 
 
 def _any(conditions: list[Column]) -> Column:
@@ -94,7 +104,8 @@ def _counts(base: DataFrame) -> DataFrame:
     return base.groupBy("source", "malformed", *[F.when(good, F.col(c)).alias(c) for c in DIMENSIONS],
                         (good & F.col("forwarded_by").isNotNull()).alias("forwarded"), rule.alias("rule")).agg(
         F.count(F.lit(1)).alias("n"), first.alias("first_ts"), last.alias("last_ts"),
-        F.timestamp_seconds(first).alias("first_event"), F.timestamp_seconds(last).alias("last_event"))
+        F.timestamp_seconds(first).alias("first_event"), F.timestamp_seconds(last).alias("last_event")
+    ).withColumn("source", source_name(F.col("source")))
 
 
 def events(frames: Frames) -> DataFrame:
@@ -104,7 +115,7 @@ def events(frames: Frames) -> DataFrame:
 
 
 def malformed(frames: Frames) -> DataFrame:
-    return frames.base.where(F.col("malformed")).select("source", F.col("bad_line").alias("line"))
+    return frames.base.where(F.col("malformed")).select(source_name(F.col("source")).alias("source"), "line")
 
 
 def errors(frames: Frames) -> DataFrame:
@@ -125,9 +136,12 @@ def latency(frames: Frames) -> DataFrame:
 
 
 def timeouts(frames: Frames) -> DataFrame:
+    """Every REQUEST_TIMED_OUT event, whole: its line parsed again for the DETAIL fields."""
+    detail = _from_json(F.col("line"), AUDIT_SCHEMA)
     return events(frames).where(F.col("error_code") == REQUEST_TIMED_OUT).select(
-        "time", "principal", "client_address", "receiving_broker", "forwarded_by", "api", "resource_type",
-        "resource_name", "action", "validate_only", "latency_ms", "error_message")
+        "time", "principal", detail["client_address"].alias("client_address"), "receiving_broker", "forwarded_by",
+        "api", *[detail[name].alias(name) for name in ("resource_type", "resource_name", "action")],
+        "validate_only", "latency_ms", "error_message")
 
 
 def timeline(frames: Frames) -> DataFrame:
