@@ -99,6 +99,17 @@ def policy_principals(counts: pa.Table) -> pa.Table:
     return _sum(v, ["principal", "rule"], {"events": v["n"]})
 
 
+def errors(failed: pa.Table) -> pa.Table:
+    """tables.errors' (error_code, error_message, api, events) per code and message: the events
+    added up, the apis joined in order ("create_partitions, create_topics")."""
+    by_api = failed.sort_by([("error_code", "ascending"), ("error_message", "ascending"), ("api", "ascending")])
+    t = by_api.group_by(["error_code", "error_message"], use_threads=False).aggregate(  # keeps the apis' order
+        [("events", "sum"), ("api", "list")])
+    names = pa.array([error_name(c) for c in t["error_code"].to_pylist()], pa.string())
+    return pa.table({"error_code": t["error_code"], "error_name": names, "error_message": t["error_message"],
+                     "events": t["events_sum"], "apis": pc.binary_join(t["api_list"], ", ")})
+
+
 ROLLUPS = {"sources": sources, "outcomes": outcomes, "validate_only": validate_only, "forwarding": forwarding,
            "policy_rules": policy_rules, "policy_principals": policy_principals}
 

@@ -1,8 +1,6 @@
 """The audit line (controller/audit.py) as an explicit Spark schema, and Kafka's error names."""
 
 from kio.schema.errors import ErrorCode
-from pyspark.sql import Column
-from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 CORRUPT = "_corrupt_record"
@@ -49,12 +47,3 @@ def error_name(code: int) -> str:
         return ErrorCode(code).name.upper()
     except ValueError:
         return f"UNKNOWN({code})"
-
-
-def error_name_column(code: Column) -> Column:
-    names = F.create_map(*[F.lit(x) for e in ErrorCode for x in (int(e.value), e.name.upper())])
-    return F.coalesce(names[code], F.concat(F.lit("UNKNOWN("), code.cast("string"), F.lit(")")))
-
-
-def outcome_column(code: Column) -> Column:
-    return F.when(code == 0, F.lit("OK")).otherwise(error_name_column(code))

@@ -16,7 +16,6 @@ from . import rollups
 
 from .schema import AUDIT_SCHEMA, CORE_SCHEMA, CORRUPT, POLICY_VIOLATION, REQUEST_TIMED_OUT, REQUIRED
 from .schema import RULE_PATTERN
-from .schema import error_name_column, outcome_column
 
 PERCENTILES = (0.5, 0.95, 0.99)
 PERCENTILE_ACCURACY = 10000  # exact for up to 10,000 events per group; 1/10,000 rank error beyond
@@ -119,12 +118,10 @@ def malformed(frames: Frames) -> DataFrame:
 
 
 def errors(frames: Frames) -> DataFrame:
+    """Failed events per error code, message and api (rollups.errors joins each message's apis):
+    a plain hash aggregation, where collecting the apis per message in Spark took a sort."""
     return (events(frames).where(F.col("error_code") != 0)
-            .groupBy("error_code", "error_message")
-            .agg(F.count(F.lit(1)).alias("events"),
-                 F.array_join(F.array_sort(F.collect_set("api")), ", ").alias("apis"))
-            .select("error_code", error_name_column(F.col("error_code")).alias("error_name"), "error_message",
-                    "events", "apis"))
+            .groupBy("error_code", "error_message", "api").agg(F.count(F.lit(1)).alias("events")))
 
 
 def latency(frames: Frames) -> DataFrame:
@@ -150,9 +147,11 @@ def timeline(frames: Frames) -> DataFrame:
                  F.count(F.when(F.col("validate_only"), 1)).alias("validate_only")))
 
 
-# The tables Spark computes from `base`, and when `counts` shows one would be empty (no query then)
+# The tables Spark computes from `base` (and what the driver does with the result), and when
+# `counts` shows one would be empty (no query then)
 QUERIES: dict[str, Callable[[Frames], DataFrame]] = {
     "errors": errors, "latency": latency, "timeouts": timeouts, "timeline": timeline, "malformed": malformed}
+_FINISH: dict[str, Callable[[pa.Table], pa.Table]] = {"errors": rollups.errors}
 _NONE_WHEN = {"errors": lambda c: not pc.any(pc.not_equal(_events(c)["error_code"], 0)).as_py(),
               "latency": lambda c: _events(c).num_rows == 0, "timeline": lambda c: _events(c).num_rows == 0,
               "timeouts": lambda c: not pc.any(pc.equal(_events(c)["error_code"], REQUEST_TIMED_OUT)).as_py(),
@@ -187,7 +186,8 @@ def table(name: str, frames: Frames, counts: pa.Table) -> pa.Table:
     query = QUERIES[name](frames)
     if _NONE_WHEN[name](counts):
         query = query.limit(0)
-    return rollups.sort(query.toArrow(), TABLES[name])
+    result = query.toArrow()
+    return rollups.sort(_FINISH[name](result) if name in _FINISH else result, TABLES[name])
 
 
 def _events(counts: pa.Table) -> pa.Table:
