@@ -8,12 +8,14 @@ import json
 import sys
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import inputs, session
 
 Progress = Callable[[str], None]
+QUERY_THREADS = 2
 
 
 @dataclass(frozen=True)
@@ -72,13 +74,19 @@ def run(audit: list[str], out: Path, *, master: str | None = None, conf: dict[st
         counted = tables.collect_counts(frames)
         counts = tables.totals(counted)
         progress(f"{counts['events']} events, {counts['malformed']} malformed line(s)")
-        for i, name in enumerate(tables.TABLES, 1):
-            progress(f"[{i}/{len(tables.TABLES)}] {name}")
-            # aggregates are small: the driver writes them, so `out` is local whatever the master
-            table = tables.table(name, frames, counted)
-            if name == "sources":
-                table = _with_empty_files(table, files)
-            pq.write_table(table, out / "tables" / f"{name}.parquet")
+        # two tables at a time: Spark plans and compiles one query while the other runs
+        pool = ThreadPoolExecutor(QUERY_THREADS, thread_name_prefix="fauxka-report")
+        try:
+            pending = {name: pool.submit(tables.table, name, frames, counted) for name in tables.TABLES}
+            for i, name in enumerate(tables.TABLES, 1):
+                progress(f"[{i}/{len(tables.TABLES)}] {name}")
+                # aggregates are small: the driver writes them, so `out` is local whatever the master
+                table = pending[name].result()
+                if name == "sources":
+                    table = _with_empty_files(table, files)
+                pq.write_table(table, out / "tables" / f"{name}.parquet")
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)  # after a failure: no new query, the running ones end
     finally:
         if frames is not None:
             frames.unpersist()
