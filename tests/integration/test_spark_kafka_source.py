@@ -160,14 +160,14 @@ def test_bad_input_is_a_clear_error_never_a_hang(spark, source, cluster, filled)
 
 
 def test_fail_on_data_loss_when_records_were_deleted(spark, source, cluster):  # noqa: F811
-    from tests.admin_helpers import send
-    from tests.data_helpers import leader_of
+    from confluent_kafka import TopicPartition
+    from confluent_kafka.admin import AdminClient
 
     topic = _topic(cluster, 1)
     _produce(cluster, topic, 1, 10)
-    response = send(cluster.address_of(leader_of(cluster, topic)), 21, 2, {"timeout": 10000, "topics": [
-        {"name": topic, "partitions": [{"partition_index": 0, "offset": 4}]}]})  # DeleteRecords
-    assert response.topics[0].partitions[0].low_watermark == 4
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})  # DeleteRecords as a user sends it
+    [deleted] = admin.delete_records([TopicPartition(topic, 0, 4)], request_timeout=60, operation_timeout=30).values()
+    assert deleted.result(90).low_watermark == 4  # every replica's log start moved
     earliest = _reader(spark, source, cluster, topic)
     assert [r.offset for r in earliest.collect()] == list(range(4, 10))
     from_deleted = f'{{"{topic}":{{"0":1}}}}'
