@@ -126,7 +126,8 @@ def totals(counts: pa.Table) -> dict:
 
     failed = pc.if_else(pc.not_equal(events["error_code"], 0), events["n"], 0)
     return {"lines": total(counts["n"]), "events": total(events["n"]), "malformed": total(_where(counts, "malformed")),
-            "principals": distinct("principal"), "apis": distinct("api"), "receiving_brokers": distinct("receiving_broker"),
+            "principals": distinct("principal"), "apis": distinct("api"),
+            "receiving_brokers": distinct("receiving_broker"),
             "errors": total(failed), "validate_only": total(_where(events, "validate_only")),
             "forwarded": total(_where(events, "forwarded")),
             "first_ts": pc.min(events["first_ts"]).as_py(), "last_ts": pc.max(events["last_ts"]).as_py()}

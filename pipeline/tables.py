@@ -61,7 +61,8 @@ def parse(lines: DataFrame) -> DataFrame:
     """The base frame: blank lines dropped, each other line parsed with CORE_SCHEMA, only the
     columns a table reads kept (`api_version` is checked for its type, not kept). `line` keeps
     the text of the lines a table shows whole: malformed ones and REQUEST_TIMED_OUT events."""
-    parsed = lines.where(F.trim("value") != "").select("source", "value", _from_json(F.col("value"), CORE_SCHEMA).alias("e"))
+    parsed = (lines.where(F.trim("value") != "")
+              .select("source", "value", _from_json(F.col("value"), CORE_SCHEMA).alias("e")))
     malformed = (F.col("e").isNull() | F.col(f"e.{CORRUPT}").isNotNull()
                  | _any([F.col(f"e.{name}").isNull() for name in REQUIRED]))
     fields = [F.col(f"e.{f.name}").alias(f.name) for f in CORE_SCHEMA.fields if f.name not in (CORRUPT, "api_version")]
