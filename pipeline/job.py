@@ -8,12 +8,14 @@ import json
 import sys
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import inputs, session
 
 Progress = Callable[[str], None]
+QUERY_THREADS = 2
 
 
 @dataclass(frozen=True)
@@ -59,7 +61,7 @@ def run(audit: list[str], out: Path, *, master: str | None = None, conf: dict[st
         progress(f"starting Spark ({master or session.DEFAULT_MASTER})")
         spark = session.build(master, conf)
     spark.conf.set("spark.sql.session.timeZone", "UTC")
-    base = None
+    frames = None
     try:
         progress("parsing audit lines")
         if topic is not None:
@@ -68,19 +70,26 @@ def run(audit: list[str], out: Path, *, master: str | None = None, conf: dict[st
             lines = spark.read.parquet(lines_path)
         else:
             lines = tables.read_lines(spark, files)
-        base = tables.parse(lines).cache()
-        counts = tables.totals(base)
+        frames = tables.Frames(lines)
+        counted = tables.collect_counts(frames)
+        counts = tables.totals(counted)
         progress(f"{counts['events']} events, {counts['malformed']} malformed line(s)")
-        for i, (name, (build, order)) in enumerate(tables.TABLES.items(), 1):
-            progress(f"[{i}/{len(tables.TABLES)}] {name}")
-            # aggregates are small: the driver writes them, so `out` is local whatever the master
-            table = build(base).sort(*tables.sort_columns(order)).toArrow()
-            if name == "sources":
-                table = _with_empty_files(table, files)
-            pq.write_table(table, out / "tables" / f"{name}.parquet")
+        # two tables at a time: Spark plans and compiles one query while the other runs
+        pool = ThreadPoolExecutor(QUERY_THREADS, thread_name_prefix="fauxka-report")
+        try:
+            pending = {name: pool.submit(tables.table, name, frames, counted) for name in tables.TABLES}
+            for i, name in enumerate(tables.TABLES, 1):
+                progress(f"[{i}/{len(tables.TABLES)}] {name}")
+                # aggregates are small: the driver writes them, so `out` is local whatever the master
+                table = pending[name].result()
+                if name == "sources":
+                    table = _with_empty_files(table, files)
+                pq.write_table(table, out / "tables" / f"{name}.parquet")
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)  # after a failure: no new query, the running ones end
     finally:
-        if base is not None:
-            base.unpersist()
+        if frames is not None:
+            frames.unpersist()
         if own:
             spark.stop()
     inputs_named = audit or ([f"{topic.bootstrap}/{topic.topic}"] if topic else [lines_path])

@@ -16,13 +16,12 @@ LATEST = -1
 # "accepted" change nothing here but are valid for Spark's connector, so code written for it runs.
 SOURCE_OPTIONS = {
     "subscribe", "subscribepattern", "assign", "startingoffsets", "endingoffsets",
-    "startingoffsetsbytimestamp", "startingtimestamp",
+    "startingoffsetsbytimestamp", "startingtimestamp", "endingoffsetsbytimestamp", "endingtimestamp",
     "maxoffsetspertrigger", "failondataloss", "includeheaders", "kafkaconsumer.polltimeoutms",
     # accepted: the connector's knobs for its own consumer pool and group naming
     "minoffsetspertrigger", "maxtriggerdelay", "minpartitions", "groupidprefix", "fetchoffset.numretries",
     "fetchoffset.retryintervalms", "startingoffsetsbytimestampstrategy", "path",
 }
-NOT_YET = {"endingoffsetsbytimestamp", "endingtimestamp"}  # Spark's, not implemented here: an error, never ignored
 SINK_OPTIONS = {"topic", "includeheaders", "path", "checkpointlocation"}
 # Spark refuses these consumer settings: the source manages them itself
 FORBIDDEN_CLIENT = {"auto.offset.reset", "key.deserializer", "value.deserializer", "enable.auto.commit",
@@ -59,6 +58,8 @@ class SourceOptions:
     ending: str | dict = "latest"
     starting_by_timestamp: dict | None = None  # {topic: {partition: ms}}
     starting_timestamp: int | None = None
+    ending_by_timestamp: dict | None = None  # {topic: {partition: ms}}; batch only
+    ending_timestamp: int | None = None
     max_offsets_per_trigger: int | None = None
     fail_on_data_loss: bool = True
     include_headers: bool = False
@@ -166,32 +167,49 @@ def source_options(options: dict, *, streaming: bool) -> SourceOptions:
     """Every option checked; OptionError names the first bad one (an unknown option included)."""
     lowered = _lower(options)
     for key in lowered:
-        if key in NOT_YET:
-            raise OptionError(f"Option '{key}' of Spark's connector is not supported by fauxka-kafka yet")
         if not key.startswith("kafka.") and key not in SOURCE_OPTIONS:
             raise OptionError(f"Unknown option '{key}' for the fauxka-kafka source "
                               f"(known: kafka.*, {', '.join(sorted(SOURCE_OPTIONS - {'path'}))})")
-    if streaming and "endingoffsets" in lowered:
-        raise OptionError("Option 'endingOffsets' is for batch queries only (as in Spark's connector)")
+    for name in ("endingOffsets", "endingOffsetsByTimestamp", "endingTimestamp"):
+        if streaming and name.lower() in lowered:
+            raise OptionError(f"Option '{name}' is for batch queries only (as in Spark's connector)")
     starting = _position(lowered, "startingOffsets", "latest" if streaming else "earliest", (EARLIEST, LATEST))
     if not streaming and starting == "latest":
         raise OptionError("Option 'startingOffsets' latest is not valid for batch queries")
     ending = _position(lowered, "endingOffsets", "latest", (LATEST,))
     if ending == "earliest":
         raise OptionError("Option 'endingOffsets' earliest is not valid for batch queries")
-    by_ts = lowered.get("startingoffsetsbytimestamp")
+    by_ts, end_by_ts = (lowered.get(k) for k in ("startingoffsetsbytimestamp", "endingoffsetsbytimestamp"))
+    starting_by_timestamp = offsets_json("startingOffsetsByTimestamp", by_ts, allow=()) if by_ts else None
+    ending_by_timestamp = offsets_json("endingOffsetsByTimestamp", end_by_ts, allow=()) if end_by_ts else None
+    _check_timestamp_range(starting_by_timestamp, ending_by_timestamp)
     return SourceOptions(
         client=client_conf(options),
         subscription=_subscription(lowered),
         starting=starting,
         ending=ending,
-        starting_by_timestamp=offsets_json("startingOffsetsByTimestamp", by_ts, allow=()) if by_ts else None,
+        starting_by_timestamp=starting_by_timestamp,
         starting_timestamp=_int(lowered, "startingTimestamp", None),
+        ending_by_timestamp=ending_by_timestamp,
+        ending_timestamp=_int(lowered, "endingTimestamp", None),
         max_offsets_per_trigger=_int(lowered, "maxOffsetsPerTrigger", None),
         fail_on_data_loss=_bool(lowered, "failOnDataLoss", True),
         include_headers=_bool(lowered, "includeHeaders", False),
         poll_timeout_ms=_int(lowered, "kafkaConsumer.pollTimeoutMs", 120_000),
     )
+
+
+def _check_timestamp_range(start: dict | None, end: dict | None) -> None:
+    """Both by timestamp: the same partitions, none ending before it starts (Spark's
+    KafkaSourceProvider.checkOffsetLimitValidity)."""
+    if start is None or end is None:
+        return
+    pairs = {(t, p) for t, ps in start.items() for p in ps}
+    if pairs != {(t, p) for t, ps in end.items() for p in ps}:
+        raise OptionError("startingOffsetsByTimestamp and endingOffsetsByTimestamp must name the same partitions")
+    for t, p in sorted(pairs):
+        if start[t][p] > end[t][p]:
+            raise OptionError(f"{t}-{p}: starting timestamp {start[t][p]} is after the ending timestamp {end[t][p]}")
 
 
 def rate_limit(start: dict, latest: dict, max_rows: int) -> dict:

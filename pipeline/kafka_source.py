@@ -107,7 +107,7 @@ class BatchReader(_Reading, DataSourceReader):
             pairs = kc.topic_partitions(c, o)
             marks = kc.watermarks(c, pairs)
             starts = kc.starting_offsets(c, o, pairs, marks)
-            ends = kc.resolve(o.ending, pairs, marks, kc.LATEST)
+            ends = kc.ending_offsets(c, o, pairs, marks)
         finally:
             c.close()
         for tp in pairs:

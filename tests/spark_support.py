@@ -31,9 +31,10 @@ def spark():
 
 def collect_tables(spark, paths, *names: str) -> dict:
     """The named tables (lists of dicts) and "totals" for the audit files at `paths`."""
-    base = tables.parse(tables.read_lines(spark, inputs.resolve([str(p) for p in paths]))).cache()
+    frames = tables.Frames(tables.read_lines(spark, inputs.resolve([str(p) for p in paths])))
     try:
-        found = {name: [r.asDict() for r in tables.TABLES[name][0](base).collect()] for name in names}
-        return {**found, "totals": tables.totals(base)}
+        counts = tables.collect_counts(frames)
+        found = {name: tables.table(name, frames, counts).to_pylist() for name in names}
+        return {**found, "totals": tables.totals(counts)}
     finally:
-        base.unpersist()
+        frames.unpersist()

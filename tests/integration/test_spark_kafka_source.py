@@ -86,6 +86,27 @@ def test_starting_and_ending_offsets_variants(spark, source, cluster, filled):  
     assert assigned.count() == PER_PARTITION and {r.partition for r in assigned.collect()} == {2}
 
 
+def test_ending_offsets_by_timestamp_batch(spark, source, cluster, filled):  # noqa: F811
+    """The end of each range is the first offset at or after the timestamp (exclusive), the latest
+    when no record is that late; endingTimestamp applies one timestamp to every partition."""
+    topic, _ = filled
+    by_partition = _reader(spark, source, cluster, topic,
+                           endingOffsetsByTimestamp=f'{{"{topic}":{{"0":{BASE_TS + 3},"1":{BASE_TS + 99},'
+                                                    f'"2":{BASE_TS}}}}}')
+    assert sorted((r.partition, r.offset) for r in by_partition.collect()) == (
+        [(0, o) for o in range(3)] + [(1, o) for o in range(PER_PARTITION)])
+    everywhere = _reader(spark, source, cluster, topic, endingTimestamp=str(BASE_TS + 2))
+    assert sorted((r.partition, r.offset) for r in everywhere.collect()) == [(p, o) for p in range(3) for o in (0, 1)]
+    window = {p: BASE_TS + 10 + p for p in range(3)}
+    between = _reader(spark, source, cluster, topic,
+                      startingOffsetsByTimestamp=f'{{"{topic}":{{"0":{window[0]},"1":{window[1]},"2":{window[2]}}}}}',
+                      endingOffsetsByTimestamp=f'{{"{topic}":{{"0":{BASE_TS + 12},"1":{BASE_TS + 12},'
+                                               f'"2":{BASE_TS + 12}}}}}')
+    assert sorted((r.partition, r.offset) for r in between.collect()) == [(0, 10), (0, 11), (1, 11)]
+    with pytest.raises(Exception, match="names no timestamp for"):
+        _reader(spark, source, cluster, topic, endingOffsetsByTimestamp=f'{{"{topic}":{{"0":{BASE_TS}}}}}').collect()
+
+
 def test_streaming_query_restarted_from_its_checkpoint_reads_every_record_once(spark, source, cluster,  # noqa: F811
                                                                                tmp_path):
     topic = _topic(cluster, 2)
@@ -139,14 +160,14 @@ def test_bad_input_is_a_clear_error_never_a_hang(spark, source, cluster, filled)
 
 
 def test_fail_on_data_loss_when_records_were_deleted(spark, source, cluster):  # noqa: F811
-    from tests.admin_helpers import send
-    from tests.data_helpers import leader_of
+    from confluent_kafka import TopicPartition
+    from confluent_kafka.admin import AdminClient
 
     topic = _topic(cluster, 1)
     _produce(cluster, topic, 1, 10)
-    response = send(cluster.address_of(leader_of(cluster, topic)), 21, 2, {"timeout": 10000, "topics": [
-        {"name": topic, "partitions": [{"partition_index": 0, "offset": 4}]}]})  # DeleteRecords
-    assert response.topics[0].partitions[0].low_watermark == 4
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})  # DeleteRecords as a user sends it
+    [deleted] = admin.delete_records([TopicPartition(topic, 0, 4)], request_timeout=60, operation_timeout=30).values()
+    assert deleted.result(90).low_watermark == 4  # every replica's log start moved
     earliest = _reader(spark, source, cluster, topic)
     assert [r.offset for r in earliest.collect()] == list(range(4, 10))
     from_deleted = f'{{"{topic}":{{"0":1}}}}'
@@ -154,3 +175,49 @@ def test_fail_on_data_loss_when_records_were_deleted(spark, source, cluster):  #
         _reader(spark, source, cluster, topic, startingOffsets=from_deleted).collect()
     skipping = _reader(spark, source, cluster, topic, startingOffsets=from_deleted, failOnDataLoss="false")
     assert [r.offset for r in skipping.collect()] == list(range(4, 10))
+
+
+def _stable(cluster, topic: str, partitions: int) -> bool:
+    """Every transaction's marker written: read_committed's end (the last stable offset) is the
+    high watermark on each partition."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    ends = {}
+    for isolation in ("read_committed", "read_uncommitted"):
+        c = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": unique("g"), "isolation.level": isolation})
+        try:
+            ends[isolation] = [c.get_watermark_offsets(TopicPartition(topic, p), timeout=10, cached=False)[1]
+                               for p in range(partitions)]
+        finally:
+            c.close()
+    return ends["read_committed"] == ends["read_uncommitted"]
+
+
+def test_read_committed_hides_aborted_records_and_read_uncommitted_shows_them(spark, source, cluster):  # noqa: F811
+    from confluent_kafka import Producer
+
+    from tests.harness import wait_for
+
+    topic = _topic(cluster, 2)
+    producer = Producer({"bootstrap.servers": cluster.bootstrap, "transactional.id": unique("tid")})
+    producer.init_transactions(60)
+    sent = {"committed": [], "aborted": []}
+    for outcome, count in (("committed", 6), ("aborted", 4), ("committed", 2)):
+        producer.begin_transaction()
+        for i in range(count):
+            value = f"{outcome}-{len(sent[outcome])}".encode()
+            producer.produce(topic, value, f"k{i}".encode(), partition=i % 2)
+            sent[outcome].append(value)
+        if outcome == "committed":
+            producer.commit_transaction(30)
+        else:
+            assert producer.flush(30) == 0  # on the partitions before the abort
+            producer.abort_transaction(30)
+    wait_for(lambda: _stable(cluster, topic, 2), 30, 0.2, "the last transaction's markers written")
+
+    committed = _reader(spark, source, cluster, topic, **{"kafka.isolation.level": "read_committed"}).collect()
+    assert sorted(bytes(r.value) for r in committed) == sorted(sent["committed"])
+    everything = _reader(spark, source, cluster, topic, **{"kafka.isolation.level": "read_uncommitted"}).collect()
+    assert sorted(bytes(r.value) for r in everything) == sorted(sent["committed"] + sent["aborted"])
+    # offsets: the aborted records and every transaction's marker take offsets read_committed skips
+    assert {(r.partition, r.offset) for r in committed} < {(r.partition, r.offset) for r in everything}

@@ -35,7 +35,11 @@ def test_offsets_json():
     ({"assign": '{"a":[0]}'}, "Exactly one"),
     ({"kafka.auto.offset.reset": "earliest"}, "auto.offset.reset"),
     ({"includeHeaders": "yes"}, "includeHeaders"),
-    ({"endingTimestamp": "5"}, "endingtimestamp.*not supported"),
+    ({"endingTimestamp": "soon"}, "endingTimestamp"),
+    ({"endingOffsetsByTimestamp": '{"a":{"0":"x"}}'}, "endingOffsetsByTimestamp"),
+    ({"startingOffsetsByTimestamp": '{"a":{"0":5,"1":5}}', "endingOffsetsByTimestamp": '{"a":{"0":9}}'},
+     "same partitions"),
+    ({"startingOffsetsByTimestamp": '{"a":{"0":9}}', "endingOffsetsByTimestamp": '{"a":{"0":5}}'}, "a-0.*after"),
     ({"kafka.bootstrap.servers": ""}, "kafka.bootstrap.servers"),
 ])
 def test_bad_options_name_themselves(options, named):
@@ -43,9 +47,17 @@ def test_bad_options_name_themselves(options, named):
         source_options({**BASE, **options}, streaming=False)
 
 
-def test_ending_offsets_are_for_batch_only():
-    with pytest.raises(OptionError, match="endingOffsets"):
-        source_options({**BASE, "endingOffsets": "latest"}, streaming=True)
+@pytest.mark.parametrize("name, value", [("endingOffsets", "latest"), ("endingTimestamp", "5"),
+                                         ("endingOffsetsByTimestamp", '{"a":{"0":5}}')])
+def test_ending_offsets_are_for_batch_only(name, value):
+    with pytest.raises(OptionError, match=f"{name}.*batch queries only"):
+        source_options({**BASE, name: value}, streaming=True)
+
+
+def test_ending_by_timestamp_for_batch():
+    o = source_options({**BASE, "startingOffsetsByTimestamp": '{"a":{"0":5}}',
+                        "endingOffsetsByTimestamp": '{"a":{"0":9}}', "endingTimestamp": "7"}, streaming=False)
+    assert (o.starting_by_timestamp, o.ending_by_timestamp, o.ending_timestamp) == ({"a": {0: 5}}, {"a": {0: 9}}, 7)
 
 
 def test_rate_limit_shares_in_proportion_to_what_waits():
