@@ -41,9 +41,10 @@ class Purgatory:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0 or self._closed:
                     return check()
-                try:
-                    await asyncio.wait_for(woken.wait(), remaining)
-                except asyncio.TimeoutError:
+                try:  # not asyncio.wait_for: on 3.11 it drops a cancellation that meets a wake (gh-86296)
+                    async with asyncio.timeout(remaining):
+                        await woken.wait()
+                except TimeoutError:
                     return check()
                 woken.clear()
                 result = check()
