@@ -73,7 +73,10 @@ class FaultClient:
     """Synchronous: zkstore's coroutines run on a private loop in its own thread, so any thread
     (a test, the command line) may call it."""
 
-    def __init__(self, zk_connect: str, timeout_s: float = 10, known_brokers=None):
+    def __init__(self, zk_connect: str, timeout_s: float = 10, known_brokers=None, obey_timeout_s: float = 5):
+        """Every change returns once every registered broker obeys it, or after `obey_timeout_s`
+        (a paused or stopping broker catches up when it runs again)."""
+        self._obey_timeout_s = obey_timeout_s
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="fauxka-faults", daemon=True)
         self._thread.start()
@@ -95,7 +98,7 @@ class FaultClient:
         for named in (fault.scope.broker, fault.peer):
             if named is not None and brokers and named not in brokers:
                 raise FaultError(f"no broker {named} in the cluster (brokers: {sorted(brokers)})")
-        return self._run(self.store.add(fault))
+        return self._obeyed(self.store.add(fault))
 
     def list(self, include_expired: bool = False) -> list[Fault]:
         """The faults in force; expired ones are removed on the way (a fault never outlives its
@@ -108,14 +111,22 @@ class FaultClient:
         return [f for f in faults if include_expired or not f.expired(now)]
 
     def remove(self, fault_id: str) -> bool:
-        return self._run(self.store.remove(fault_id))
+        return self._obeyed(self.store.remove(fault_id))
 
     def clear(self) -> int:
-        return self._run(self.store.clear())
+        return self._obeyed(self.store.clear())
 
     def set_tracing(self, on: bool) -> None:
         """Every broker records the requests it answers (fauxka.trace.file) while on."""
-        self._run(self.store.set_tracing(on))
+        self._obeyed(self.store.set_tracing(on))
+
+    def _obeyed(self, change):
+        """Run `change` (a FaultStore coroutine), then wait until the brokers have seen it."""
+        async def run():
+            result = await change
+            await self.store.wait_obeyed(self._obey_timeout_s)
+            return result
+        return self._run(run())
 
     def brokers(self) -> set[int]:
         """The registered brokers' ids."""

@@ -1,6 +1,7 @@
 """Injected faults in ZooKeeper (paths.FAULTS/<id>, model.faults' JSON): written by `fauxka fault`
 and fauxka.testing, watched by every broker (broker/fault_injection.py)."""
 
+import asyncio
 import secrets
 import time
 from dataclasses import replace
@@ -66,6 +67,24 @@ class FaultStore:
         except (NodeExists, NoNode):
             pass
 
+    async def wait_obeyed(self, timeout_s: float, poll_s: float = 0.01) -> set[int]:
+        """After a change (a fault added or removed, tracing switched): bump paths.METADATA_VERSION
+        and wait, at most `timeout_s`, until every registered broker reports that version applied
+        in paths.APPLIED/<id>. Its cache has then handled every watch event ZooKeeper sent before
+        the bump, the fault watch's included (they share the broker's ZooKeeper session and the
+        metadata cache's barrier). The brokers still behind at the deadline (paused, stopping)."""
+        version = (await self._zk.set(zp.METADATA_VERSION, b"")).version
+        deadline = time.monotonic() + timeout_s
+        while True:
+            behind = set()
+            for name in await self._zk.get_children(zp.BROKER_IDS) or ():
+                got = await self._zk.get(zp.applied_path(int(name))) if name.isdigit() else (b"0", None)
+                if got is None or _applied(got[0]) < version:
+                    behind.add(int(name))
+            if not behind or time.monotonic() >= deadline:
+                return behind
+            await asyncio.sleep(poll_s)
+
     async def consume(self, fault_id: str, attempts: int = 20) -> bool:
         """Take one hit of a counted fault, cluster-wide (compare-and-set on the znode's version):
         False when none is left (another broker took the last one, or it was removed)."""
@@ -87,6 +106,13 @@ class FaultStore:
             except (BadVersion, NoNode):
                 continue
         return False
+
+
+def _applied(data: bytes) -> int:
+    try:
+        return int(data)
+    except ValueError:
+        return -1
 
 
 class FaultWatch:

@@ -122,8 +122,8 @@ class Cluster:
         return self._faults
 
     def add_fault(self, kind: str, **scope_and_action) -> Fault:
-        """Add a fault (fauxka.faults.make_fault's arguments); every broker obeys it within a watch
-        notification (a few ms)."""
+        """Add a fault (fauxka.faults.make_fault's arguments); every running broker obeys it when
+        this returns."""
         return self.faults.add(make_fault(kind, **scope_and_action))
 
     @contextlib.contextmanager
@@ -149,8 +149,7 @@ class Cluster:
     @contextlib.contextmanager
     def tracing(self):
         """Every broker records the requests it answers while the block runs (Cluster.trace reads them)."""
-        self.faults.set_tracing(True)
-        time.sleep(0.1)  # every broker's watch has fired (a few ms locally)
+        self.faults.set_tracing(True)  # returns once every running broker records
         try:
             yield self
         finally:
