@@ -35,7 +35,7 @@ async def test_the_deadline_bounds_the_wait_and_close_releases_everyone():
     purgatory = Purgatory()
     start = time.monotonic()
     assert await purgatory.wait(["a"], lambda: 0, start + 0.05) == 0
-    assert 0.04 < time.monotonic() - start < 1
+    assert 0.04 < time.monotonic() - start < 5  # the 0.05 s deadline, however slow the box
     waiter = asyncio.ensure_future(purgatory.wait(["a"], lambda: None, time.monotonic() + 30))
     await asyncio.sleep(0.01)
     purgatory.close()
