@@ -69,7 +69,8 @@ class AuditPublisher:
         if tls is not None:
             settings["ssl_context"] = tls
         producer = AIOKafkaProducer(bootstrap_servers=self._bootstrap(), **settings)
-        await asyncio.wait_for(producer.start(), 30)
+        async with asyncio.timeout(30):
+            await producer.start()
         return producer
 
     async def run(self) -> None:
@@ -96,7 +97,8 @@ class AuditPublisher:
         while self._queue:
             batch = [self._queue[i] for i in range(min(len(self._queue), 1000))]
             futures = [await self._producer.send(self.topic, value, key=key) for key, value in batch]
-            await asyncio.wait_for(asyncio.gather(*futures), 60)
+            async with asyncio.timeout(60):
+                await asyncio.gather(*futures)
             for _ in batch:  # acknowledged: only now leave the queue
                 self._queue.popleft()
             self.sent += len(batch)
@@ -114,6 +116,7 @@ class AuditPublisher:
         producer, self._producer = self._producer, None
         if producer is not None:
             try:
-                await asyncio.wait_for(producer.stop(), 10)
+                async with asyncio.timeout(10):
+                    await producer.stop()
             except (asyncio.TimeoutError, Exception) as exc:
                 self.log.info("audit producer closed uncleanly", error=repr(exc))

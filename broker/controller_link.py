@@ -71,6 +71,7 @@ class ControllerLink:
         self._controller_news.clear()
         wait = min(backoff_s, max(deadline - time.monotonic(), 0))
         try:
-            await asyncio.wait_for(self._controller_news.wait(), wait)
-        except asyncio.TimeoutError:
+            async with asyncio.timeout(wait):
+                await self._controller_news.wait()
+        except TimeoutError:
             pass

@@ -236,8 +236,9 @@ class FaultInjector:
                 return
             event = self._changed_event
             try:
-                await asyncio.wait_for(event.wait(), HANG_POLL_S * 20)
-            except asyncio.TimeoutError:
+                async with asyncio.timeout(HANG_POLL_S * 20):
+                    await event.wait()
+            except TimeoutError:
                 pass  # re-check the expiry
 
 

@@ -31,7 +31,8 @@ class ProducerIdManager:
                 if channel is None:
                     raise KafkaError(ErrorCode.coordinator_load_in_progress)
                 try:
-                    first, count = await asyncio.wait_for(channel.allocate_producer_ids(), ALLOCATE_TIMEOUT_S)
+                    async with asyncio.timeout(ALLOCATE_TIMEOUT_S):
+                        first, count = await channel.allocate_producer_ids()
                 except (KafkaError, OSError, ConnectionError, asyncio.TimeoutError) as exc:
                     self._broker.log.warning("producer id block allocation failed", error=repr(exc))
                     raise KafkaError(ErrorCode.coordinator_load_in_progress) from None

@@ -40,6 +40,7 @@ API_VERSIONS_KEY = 18
 QUOTA_EXEMPT = frozenset((18, 17, 36, 58))
 PRODUCE_KEY = 0
 PRODUCE_PIPELINE = 5  # acks=all Produces waiting for their replicas at once on one connection
+STOP_TIMEOUT_S = 5.0  # how long stop() waits for the connections it cancelled
 
 
 class Server:
@@ -48,6 +49,7 @@ class Server:
         self._log = broker.log.bind(component="server")
         self._servers: list[asyncio.base_events.Server] = []
         self._connections: set[asyncio.Task] = set()
+        self._stopping = False
         self.bound: list[Endpoint] = []  # listeners with the ports actually bound
 
     async def start(self) -> None:
@@ -61,19 +63,37 @@ class Server:
             self._log.info("listening", listener=endpoint.listener, host=endpoint.host, port=port)
 
     async def stop(self) -> None:
+        """Stop listening and end every connection, at most STOP_TIMEOUT_S (a connection that
+        does not end is left to the process exit rather than hanging the shutdown)."""
+        self._stopping = True
         for server in self._servers:
             server.close()
         for task in list(self._connections):
             task.cancel()
-        await asyncio.gather(*self._connections, return_exceptions=True)
-        for server in self._servers:
-            await server.wait_closed()
+        if self._connections:
+            _, pending = await asyncio.wait(list(self._connections), timeout=STOP_TIMEOUT_S)
+            if pending:
+                self._log.warning("connections did not end", count=len(pending))
+        try:  # Python 3.12+ waits here for the connections too
+            async with asyncio.timeout(STOP_TIMEOUT_S):
+                for server in self._servers:
+                    await server.wait_closed()
+        except TimeoutError:
+            self._log.warning("listeners did not close in time")
 
     async def _accept(self, endpoint: Endpoint, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self._stopping:  # accepted as the listeners closed: stop() has not seen this task
+            writer.close()
+            return
         task = asyncio.current_task()
         self._connections.add(task)
         task.add_done_callback(self._connections.discard)
-        await self._connection(endpoint, reader, writer)
+        try:
+            await self._connection(endpoint, reader, writer)
+        except asyncio.CancelledError:
+            # stop(): end quietly; asyncio's client_connected_cb callback would log a cancelled
+            # connection task as an unhandled exception, traceback and all
+            pass
 
     async def _connection(self, endpoint: Endpoint, reader: asyncio.StreamReader,
                           writer: asyncio.StreamWriter) -> None:

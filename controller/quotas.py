@@ -122,7 +122,8 @@ async def check_ip(target: Target, resolve_timeout_s: float = 5.0) -> None:
     if target.config_type != "ips" or target.name == DEFAULT:
         return
     try:
-        await asyncio.wait_for(asyncio.get_running_loop().getaddrinfo(target.name, None), resolve_timeout_s)
+        async with asyncio.timeout(resolve_timeout_s):
+            await asyncio.get_running_loop().getaddrinfo(target.name, None)
     except (OSError, UnicodeError, asyncio.TimeoutError):
         raise KafkaError(ErrorCode.invalid_request, f"{target.name} is not a valid IP or resolvable host.") from None
 

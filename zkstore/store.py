@@ -120,8 +120,9 @@ class ZkStore:
         if self._client.connected:
             return True
         try:
-            await asyncio.wait_for(self._connected_event.wait(), timeout_s)
-        except asyncio.TimeoutError:
+            async with asyncio.timeout(timeout_s):
+                await self._connected_event.wait()
+        except TimeoutError:
             return False
         return self._client.connected
 

@@ -47,7 +47,8 @@ class WatchSet:
 
     async def wait_synced(self, timeout_s: float) -> None:
         """Until every watch has delivered its first answer."""
-        await asyncio.wait_for(self._synced.wait(), timeout_s)
+        async with asyncio.timeout(timeout_s):
+            await self._synced.wait()
 
     def cancel_all(self) -> None:
         for watch in self._watches.values():

@@ -93,8 +93,9 @@ class AclCache:
                     return False
                 woken.clear()
                 try:
-                    await asyncio.wait_for(woken.wait(), remaining)
-                except asyncio.TimeoutError:
+                    async with asyncio.timeout(remaining):
+                        await woken.wait()
+                except TimeoutError:
                     return check()
             return True
         finally:

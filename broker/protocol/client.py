@@ -29,7 +29,8 @@ class KafkaConnection:
             correlation_id = next(self._ids)
             self._writer.write(encode_request(request, correlation_id, self._client_id))
             await self._writer.drain()
-            frame = await asyncio.wait_for(read_frame(self._reader, _MAX_RESPONSE), timeout)
+            async with asyncio.timeout(timeout):
+                frame = await read_frame(self._reader, _MAX_RESPONSE)
             if frame is None:
                 raise FrameError("connection closed before the response")
             got, response = decode_response(frame, type(request))
@@ -47,10 +48,11 @@ class KafkaConnection:
 
 async def _open(host: str, port: int, timeout: float, ssl: ssl_module.SSLContext | None):
     """TCP, or TLS when `ssl` is given (host names checked against `host` if the context says so)."""
-    if ssl is None:
-        return await asyncio.wait_for(asyncio.open_connection(host, port, limit=STREAM_LIMIT), timeout)
-    return await asyncio.wait_for(asyncio.open_connection(host, port, ssl=ssl, server_hostname=host,
-                                                          ssl_handshake_timeout=timeout, limit=STREAM_LIMIT), timeout)
+    async with asyncio.timeout(timeout):
+        if ssl is None:
+            return await asyncio.open_connection(host, port, limit=STREAM_LIMIT)
+        return await asyncio.open_connection(host, port, ssl=ssl, server_hostname=host, ssl_handshake_timeout=timeout,
+                                             limit=STREAM_LIMIT)
 
 
 async def request_once(host: str, port: int, request: Any, timeout: float,

@@ -143,8 +143,9 @@ class Fetcher:
     async def _back_off(self) -> None:
         self.wake.clear()
         try:
-            await asyncio.wait_for(self.wake.wait(), self._backoff_s)
-        except asyncio.TimeoutError:
+            async with asyncio.timeout(self._backoff_s):
+                await self.wake.wait()
+        except TimeoutError:
             pass
 
     def _request(self):

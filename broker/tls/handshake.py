@@ -33,7 +33,8 @@ def subject_dn(der: bytes) -> str:
 async def accept(tls: ListenerTls, stream: TlsStream, timeout_s: float) -> str | None:
     """Run the handshake on `stream`; the principal of the client certificate (None without one)."""
     try:
-        await asyncio.wait_for(stream.handshake(), timeout_s)
+        async with asyncio.timeout(timeout_s):
+            await stream.handshake()
     except (asyncio.TimeoutError, TimeoutError):
         raise TlsRejected(f"TLS handshake not finished within {timeout_s}s", "tls_timeout") from None
     except ssl.SSLError as exc:

@@ -122,11 +122,12 @@ def test_kafka_python_create_describe_delete(secured):
         assert result["succeeded"] == [acl] and result["failed"] == []
         found_filter = ACLFilter(None, None, ACLOperation.ANY, ACLPermissionType.ANY,
                                  KResourcePatternFilter(KResourceType.TOPIC, topic, ACLResourcePatternType.ANY))
-        acls, error = admin.describe_acls(found_filter)
-        assert acls == [acl]
+        # kafka-python sends each request to its least loaded broker: another broker's ACL cache
+        # follows the write through ZooKeeper's change notifications, a moment later (as Kafka's)
+        wait_for(lambda: admin.describe_acls(found_filter)[0] == [acl], 10, what="the ACL described")
         [(_, deleted, error)] = admin.delete_acls([found_filter])
         assert deleted == [acl] and error.errno == 0
-        assert admin.describe_acls(found_filter)[0] == []
+        wait_for(lambda: admin.describe_acls(found_filter)[0] == [], 10, what="the ACL gone")
     finally:
         admin.close()
 

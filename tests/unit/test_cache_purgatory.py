@@ -62,7 +62,7 @@ def test_cluster_events_wake_every_waiter_and_the_timeout_returns_what_completed
         assert await asyncio.wait_for(task, 1) == {"*cluster*"}
         started = time.monotonic()
         assert await purgatory.wait({"x", "y"}, lambda keys: keys & {"x"}, 0.05) == {"x"}
-        assert 0.04 <= time.monotonic() - started < 1
+        assert 0.04 <= time.monotonic() - started < 5  # the 0.05 s timeout, however slow the box
         assert await purgatory.wait(set(), lambda keys: 1 / 0, 5) == set()
     asyncio.run(run())
 

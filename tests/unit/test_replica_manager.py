@@ -92,7 +92,7 @@ def test_acks_all_times_out_and_checks_min_insync(tmp_path):
         cache.set_partition("t", 0, [1, 2], 1, 0, [1, 2])
         started = time.monotonic()
         result = (await replicas.append_records({("t", 0): batch([b"a"])}, -1, 200))[("t", 0)]
-        assert result.error == ErrorCode.request_timed_out and 0.15 < time.monotonic() - started < 2
+        assert result.error == ErrorCode.request_timed_out and 0.15 < time.monotonic() - started < 10
         cache.topic_configs["u"] = {"min.insync.replicas": "2"}
         cache.set_partition("u", 0, [1, 2], 1, 0, [1])
         result = (await replicas.append_records({("u", 0): batch([b"a"])}, -1, 200))[("u", 0)]
@@ -107,8 +107,8 @@ def test_a_long_poll_is_woken_by_an_append(tmp_path):
         poll = asyncio.create_task(replicas.fetch([FetchWant("t", 0, 0, 1 << 20)], -1, 0, 5000, 1, 1 << 20))
         await asyncio.sleep(0.1)
         await replicas.append_records({("t", 0): batch([b"late"])}, 1, 1000)
-        [result] = await asyncio.wait_for(poll, 1)
-        assert result.records and time.monotonic() - started < 1
+        [result] = await asyncio.wait_for(poll, 4)
+        assert result.records and time.monotonic() - started < 4  # woken, not the 5 s max wait (a loaded box is slow)
     run(tmp_path, scenario)
 
 
