@@ -174,8 +174,9 @@ class TransactionCoordinator:
         settle = self._settles.get(transactional_id)
         if settle is not None:
             try:
-                await asyncio.wait_for(settle.wait(), SETTLE_S)
-            except asyncio.TimeoutError:
+                async with asyncio.timeout(SETTLE_S):  # not wait_for: tests/unit/test_cancellation_safety.py
+                    await settle.wait()
+            except TimeoutError:
                 pass
 
     def _check(self, transactional_id: str, producer_id: int, epoch: int) -> tuple[ErrorCode, TxnMetadata | None]:
