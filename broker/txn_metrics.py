@@ -61,8 +61,10 @@ class TxnMetrics:
         yield partitions
         since = time.monotonic() - LOAD_WINDOW_S
         recent = [ms for at, ms in list(runtime.loads.recent_loads) if at >= since]
-        load = GaugeMetricFamily("fauxka_transaction_partition_load_time_ms", "Time to load a __transaction_state "
-                                 f"partition, over loads finished in the last {LOAD_WINDOW_S} s", labels=["stat"])
-        load.add_metric(["max"], max(recent) if recent else 0.0)
-        load.add_metric(["avg"], sum(recent) / len(recent) if recent else 0.0)
+        # seconds, as Prometheus names want (promtool refuses _ms); Kafka's metric is in ms
+        load = GaugeMetricFamily("fauxka_transaction_partition_load_time_seconds", "Time to load a "
+                                 f"__transaction_state partition, over loads finished in the last {LOAD_WINDOW_S} s",
+                                 labels=["stat"])
+        load.add_metric(["max"], max(recent) / 1000 if recent else 0.0)
+        load.add_metric(["avg"], sum(recent) / len(recent) / 1000 if recent else 0.0)
         yield load
