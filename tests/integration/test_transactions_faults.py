@@ -25,8 +25,14 @@ def _setup(cluster):
 
 def _coordinator(cluster, tid: str) -> int:
     def found():
-        r = send(cluster.bootstrap.split(",")[0], 10, 3, {"key": tid, "key_type": 1})
-        return int(r.node_id) if int(r.error_code) == 0 else None
+        for broker_id in cluster.brokers:  # any broker that answers: the first may be the one killed
+            try:
+                r = send(cluster.address_of(broker_id), 10, 3, {"key": tid, "key_type": 1}, timeout_s=5)
+            except (OSError, TimeoutError):
+                continue
+            if int(r.error_code) == 0:
+                return int(r.node_id)
+        return None
     return wait_for(found, 30, 0.2, "the transaction coordinator")
 
 
