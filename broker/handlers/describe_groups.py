@@ -7,7 +7,7 @@ Member metadata and assignment only in Stable (GroupMetadata.summary). Authoriza
 """
 
 from ..protocol.build import build
-from ..protocol.codec import response_schema
+from ..protocol.codec import RequestParseError, response_schema
 from .group_common import coordinator_error, groups
 
 _KEY = 15
@@ -20,6 +20,8 @@ def _empty(group_id: str, code) -> dict:
 
 
 async def handle(ctx, request):
+    if request.groups is None:  # a null non-nullable array: Kafka's parser refuses it and closes
+        raise RequestParseError("non-nullable field groups was serialized as null")
     answers = []
     for group_id in request.groups:
         if not ctx.authorized("DESCRIBE", "GROUP", group_id):
