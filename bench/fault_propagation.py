@@ -9,13 +9,26 @@ so they include the polling requests' round trips.
 """
 
 import argparse
+import asyncio
 import statistics
 import time
 
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from broker.protocol.build import build
+from broker.protocol.client import request_once
+from broker.protocol.codec import request_schema
 from fauxka.faults import make_fault
 from fauxka.testing import Cluster
-from tests.admin_helpers import create_topics, topic_spec
-from tests.data_helpers import list_offset
+
+
+def _latest_offset_error(address: str, topic: str, partition: int) -> int:
+    """ListOffsets v9 (latest) to one broker, as a client asks a leader: its error code."""
+    host, _, port = address.rpartition(":")
+    request = build(request_schema(2, 9), {"replica_id": -1, "isolation_level": 0, "topics": [
+        {"name": topic, "partitions": [{"partition_index": partition, "current_leader_epoch": -1, "timestamp": -1}]}]})
+    response = asyncio.run(request_once(host, int(port), request, 5.0))
+    return int(response.topics[0].partitions[0].error_code)
 
 
 def _poll(leaders: dict[str, int], topic: str, code: int, deadline_s: float = 5.0) -> float:
@@ -24,7 +37,7 @@ def _poll(leaders: dict[str, int], topic: str, code: int, deadline_s: float = 5.
     while pending:
         if time.monotonic() - start > deadline_s:
             raise TimeoutError(f"brokers {sorted(pending)} did not answer {code} within {deadline_s}s")
-        pending = {a: p for a, p in pending.items() if list_offset(a, topic, p, -1).error_code != code}
+        pending = {a: p for a, p in pending.items() if _latest_offset_error(a, topic, p) != code}
     return time.monotonic() - start
 
 
@@ -32,10 +45,11 @@ def measure(rounds: int) -> dict[str, list[float]]:
     with Cluster(3) as cluster:
         topic = cluster.unique_topic("prop")
         assert cluster.faults is not None  # the client's ZooKeeper session, opened before timing
-        create_topics(cluster.address(cluster.controller()), [topic_spec(topic, partitions=3, replication_factor=3)])
+        admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+        admin.create_topics([NewTopic(topic, 3, 3)])[topic].result(30)
         cluster.wait_for(lambda: all(cluster.leader(topic, p) >= 0 for p in range(3)), 20, what="leaders")
         leaders = {cluster.address(cluster.leader(topic, p)): p for p in range(3)}
-        cluster.wait_for(lambda: all(list_offset(a, topic, p, -1).error_code == 0 for a, p in leaders.items()),
+        cluster.wait_for(lambda: all(_latest_offset_error(a, topic, p) == 0 for a, p in leaders.items()),
                          20, what="every leader serving")
         added, removed = [], []
         for _ in range(rounds):
