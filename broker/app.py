@@ -13,6 +13,7 @@ from controller.admin import AdminController
 from controller.election import ControllerElection
 from controller.partition_leadership import PartitionLeadership
 from controller.policy import PolicyConfigError
+from controller.reassignment import Reassignments
 from model.errors import KafkaError
 from zkstore import NodeExists, SessionState, ZkStore, ZkUnavailable
 from zkstore import paths as zp
@@ -56,6 +57,7 @@ class Broker:
         self.authorizer = load_authorizer(config, self.zk, log)
         self.tokens = TokenCache(self.zk, tokens.settings(config), log)  # delegation tokens, with a secret key
         self.leadership = PartitionLeadership(self.admin, config, log)
+        self.reassignments = Reassignments(self.admin, self.leadership, log)  # KIP-455, on the controller
         self.controller_link = ControllerLink(self)  # one connection to the controller, shared:
         self.forwarding = ForwardingManager(self)  # envelopes
         self.controller_channel = ControllerChannel(self)  # AlterPartition, producer ids, shutdown
@@ -148,9 +150,11 @@ class Broker:
         if not active:
             self.cache.release_ownership()  # another controller may write from now on
             self.leadership.halt()
+            self.reassignments.halt()
         if active:
             self.cache.take_ownership()
             self.leadership.start()
+            self.reassignments.start()
             self.faults.start_actions()  # leader faults written while there was no controller
             self._spawn(self.admin.resume_deletions(), "resume-deletions")
             if self.tokens.enabled:
@@ -209,6 +213,7 @@ class Broker:
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.reassignments.stop()
         await self.leadership.stop()
         await self.election.stop()
         await self.server.stop()

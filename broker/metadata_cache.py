@@ -244,6 +244,11 @@ class MetadataCache:
             self.partition_states.pop((topic, partition), None)
         self._emit(("topic", topic))
 
+    def record_assignment(self, topic: str, assignment: zp.TopicAssignment) -> None:
+        """A topic znode the active controller has just set (a partition reassignment)."""
+        if topic in self.topics:
+            self._apply_assignment(topic, assignment)
+
     def _on_topic(self, topic: str, value: tuple[bytes, Stat] | None) -> None:
         if value is None:
             if topic in self.topics:
@@ -254,6 +259,9 @@ class MetadataCache:
         except (ValueError, KeyError) as exc:
             self._log.error("bad topic znode", topic=topic, error=repr(exc))
             return
+        self._apply_assignment(topic, assignment)
+
+    def _apply_assignment(self, topic: str, assignment: zp.TopicAssignment) -> None:
         self.topics[topic] = assignment
         for partition in assignment.partitions:
             self._watch("data", zp.partition_state_path(topic, partition),

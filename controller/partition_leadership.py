@@ -22,6 +22,7 @@ from zkstore.fenced import ControllerMoved
 from zkstore.store import Op
 
 from . import leader_election as le
+from .role_tasks import RoleTasks
 
 ATTEMPTS = 5  # a write that lost a race on a partition epoch re-reads it and tries again
 MAX_OPS = 1000  # partition state sets per multi-op (about 150 bytes each; ZooKeeper takes 1 MB)
@@ -29,10 +30,11 @@ PREFERRED_STRATEGY = "PreferredReplicaPartitionLeaderElectionStrategy"
 UNCLEAN_STRATEGY = "OfflinePartitionLeaderElectionStrategy(true)"
 
 
-class PartitionLeadership:
+class PartitionLeadership(RoleTasks):
     """Started when this broker becomes controller, stopped when it stops being it."""
 
     def __init__(self, admin: Any, config: Any, log: Any):
+        super().__init__()
         self._admin = admin  # AdminController: cache, fenced writer, election
         self._cache = admin.cache
         self._config = config
@@ -43,8 +45,6 @@ class PartitionLeadership:
         self._shutting_down: dict[int, int] = {}
         self._known_live: set[int] = set()
         self._wake = asyncio.Event()
-        self._tasks: list[asyncio.Task] = []
-        self._unsubscribe = None
 
     # --- life cycle ------------------------------------------------------------------
 
@@ -57,20 +57,6 @@ class PartitionLeadership:
         self._tasks = [loop.create_task(self._reconcile_loop(), name="leadership-reconcile")]
         if self._config["auto.leader.rebalance.enable"]:
             self._tasks.append(loop.create_task(self._rebalance_loop(), name="leadership-rebalance"))
-
-    def halt(self) -> list[asyncio.Task]:
-        """Stop at once (this broker is no longer controller): the tasks cancelled are returned, so a
-        re-election right after cannot have its new tasks cancelled by a late stop."""
-        if self._unsubscribe is not None:
-            self._unsubscribe()
-            self._unsubscribe = None
-        tasks, self._tasks = self._tasks, []
-        for task in tasks:
-            task.cancel()
-        return tasks
-
-    async def stop(self) -> None:
-        await asyncio.gather(*self.halt(), return_exceptions=True)
 
     def _on_cache_event(self, event: tuple) -> None:
         if event[0] == "broker":
@@ -287,6 +273,11 @@ class PartitionLeadership:
     async def take_offline(self, keys: list[tuple[str, int]], replica: int) -> set[tuple[str, int]]:
         """A `storage` fault: `replica`'s logs of `keys` failed (le.take_offline); the keys written."""
         return await self._apply_each(keys, lambda p, live, epoch: le.take_offline(p, replica, live, epoch))
+
+    async def apply_each(self, keys, change) -> set[tuple[str, int]]:
+        """Write `change(partition, live, controller_epoch)` (a PartitionState, or None for no
+        change) for each of `keys`, serialised with every other leadership write (reassignments)."""
+        return await self._apply_each(keys, change)
 
     async def _apply_each(self, keys, change) -> set[tuple[str, int]]:
         async with self._lock:

@@ -139,6 +139,10 @@ async def _increase(admin, request: PartitionIncrease, brokers: list[BrokerMeta]
     name, cache = request.name, admin.cache
     for _ in range(ATTEMPTS):
         existing = {p: list(r) for p, r in cache.partitions_of(name).items()}
+        if existing and cache.topics[name].reassigning():
+            # Kafka refuses it so as not to race the controller's reassignment writes
+            raise KafkaError(ErrorCode.reassignment_in_progress,
+                             f"A partition reassignment is in progress for the topic '{name}'.")
         if not existing:
             raise KafkaError(ErrorCode.unknown_topic_or_partition, f"The topic '{name}' does not exist.")
         try:

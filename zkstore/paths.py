@@ -187,15 +187,24 @@ def decode_cluster_id(data: bytes) -> str:
 @dataclass(frozen=True, slots=True)
 class TopicAssignment:
     topic_id: uuid.UUID | None
-    partitions: dict[int, list[int]]  # partition -> replicas
+    partitions: dict[int, list[int]]  # partition -> replicas (during a reassignment: target + origin)
+    # KIP-455: the partitions being reassigned, with the replicas being added and removed
+    # (TopicZNode's "adding_replicas" / "removing_replicas"); empty when nothing is reassigned.
+    adding: dict[int, list[int]] = field(default_factory=dict)
+    removing: dict[int, list[int]] = field(default_factory=dict)
+
+    def reassigning(self) -> set[int]:
+        """The partitions with a reassignment in progress (ReplicaAssignment.isBeingReassigned)."""
+        return {p for p in self.partitions if self.adding.get(p) or self.removing.get(p)}
 
 
 def encode_topic(assignment: TopicAssignment) -> bytes:
+    """TopicZNode.encode: only the partitions being reassigned appear under adding/removing."""
     payload = {
         "version": 3,
         "partitions": {str(p): r for p, r in sorted(assignment.partitions.items())},
-        "adding_replicas": {},
-        "removing_replicas": {},
+        "adding_replicas": {str(p): r for p, r in sorted(assignment.adding.items()) if r},
+        "removing_replicas": {str(p): r for p, r in sorted(assignment.removing.items()) if r},
     }
     if assignment.topic_id is not None:
         payload["topic_id"] = uuid_to_kafka(assignment.topic_id)
@@ -205,10 +214,13 @@ def encode_topic(assignment: TopicAssignment) -> bytes:
 def decode_topic(data: bytes) -> TopicAssignment:
     payload = json.loads(data)
     topic_id = payload.get("topic_id")
-    return TopicAssignment(
-        uuid_from_kafka(topic_id) if topic_id else None,
-        {int(p): list(r) for p, r in payload.get("partitions", {}).items()},
-    )
+    partitions = {int(p): list(r) for p, r in payload.get("partitions", {}).items()}
+
+    def per_partition(key: str) -> dict[int, list[int]]:
+        return {int(p): list(r) for p, r in (payload.get(key) or {}).items() if r and int(p) in partitions}
+
+    return TopicAssignment(uuid_from_kafka(topic_id) if topic_id else None, partitions,
+                           per_partition("adding_replicas"), per_partition("removing_replicas"))
 
 
 @dataclass(frozen=True, slots=True)

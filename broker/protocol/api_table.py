@@ -124,6 +124,8 @@ TABLE: dict[int, Api] = {
         Api(42, "delete_groups", 0, 2, role=Role.GROUP_COORDINATOR),
         Api(43, "elect_leaders", 0, 2, forwardable=True, role=Role.CONTROLLER),
         Api(44, "incremental_alter_configs", 0, 1, forwardable=True, role=Role.CONTROLLER),
+        Api(45, "alter_partition_reassignments", 0, 0, forwardable=True, role=Role.CONTROLLER),
+        Api(46, "list_partition_reassignments", 0, 0, forwardable=True, role=Role.CONTROLLER),
         Api(47, "offset_delete", 0, 0, role=Role.GROUP_COORDINATOR),
         Api(48, "describe_client_quotas", 0, 1),
         Api(49, "alter_client_quotas", 0, 1, forwardable=True, role=Role.CONTROLLER),

@@ -63,6 +63,8 @@ class Partition:
             for r in replicas:
                 if r != self.broker_id and r not in self.followers:
                     self.followers[r] = FollowerState()
+            for r in [r for r in self.followers if r not in replicas]:  # reassigned away
+                del self.followers[r]
         return new_epoch
 
     def become_follower(self, leader_id: int, leader_epoch: int, isr: list[int], replicas: list[int],
