@@ -27,6 +27,10 @@ class EpochCache:
                 self.epochs.append(int(epoch))
                 self.starts.append(int(start))
 
+    def relocate(self, directory: str) -> None:
+        """Its partition directory moved (the file moved with it)."""
+        self._path = os.path.join(directory, FILE)
+
     def entries(self) -> list[tuple[int, int]]:
         return list(zip(self.epochs, self.starts))
 

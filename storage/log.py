@@ -391,6 +391,19 @@ class PartitionLog:
             seg.close()
         self.closed = True
 
+    def relocate(self, directory: str) -> None:
+        """Move the partition directory to `directory` (AlterReplicaLogDirs), the log staying open:
+        what was written is fsynced first, the segment files reopen from the new place on their
+        next use. A rename within a file system; across file systems a copy, then the old removed."""
+        self.flush()
+        for seg in self.segments:
+            seg.store.close()
+        shutil.move(self.directory, directory)
+        self.directory = directory
+        for seg in self.segments:
+            seg.store.path = os.path.join(directory, os.path.basename(seg.store.path))
+        self.epochs.relocate(directory)
+
     def delete(self) -> None:
         for seg in self.segments:
             seg.delete()

@@ -20,7 +20,7 @@ import structlog
 from . import checkpoint
 from .cleaner import clean
 from .config import LogConfig
-from .errors import StorageError
+from .errors import ErrorCode, StorageError
 from .log import PartitionLog, _now_ms
 from .retention import retention_pass
 from .store import fsync_and_close
@@ -43,6 +43,7 @@ class LogManager:
         self.producer_id_expiration_ms = producer_id_expiration_ms
         self.logs: dict[tuple[str, int], PartitionLog] = {}
         self._dir_of: dict[tuple[str, int], str] = {}
+        self._preferred: dict[tuple[str, int], str] = {}  # AlterReplicaLogDirs before the replica exists
         self._memory_hws: dict[tuple[str, int], int] = {}
         if not in_memory:
             if not self.log_dirs:
@@ -107,7 +108,7 @@ class LogManager:
             counts = {d: 0 for d in self.log_dirs}
             for owner in self._dir_of.values():
                 counts[owner] = counts.get(owner, 0) + 1
-            d = min(self.log_dirs, key=lambda x: counts.get(x, 0))
+            d = self._preferred.pop(tp, None) or min(self.log_dirs, key=lambda x: counts.get(x, 0))
             path = os.path.join(d, f"{topic}-{partition}")
             log = self.logs[tp] = PartitionLog.load(topic, partition, config, path)
             self._dir_of[tp] = d
@@ -122,6 +123,35 @@ class LogManager:
         self._memory_hws.pop(tp, None)
         if log is not None:
             log.delete()
+
+    def has_log_dir(self, path: str) -> bool:
+        """Whether `path` is one of log.dirs, as Kafka compares them (its absolute form, unnormalised)."""
+        return not self.in_memory and path in self.log_dirs
+
+    def move(self, topic: str, partition: int, log_dir: str) -> bool:
+        """AlterReplicaLogDirs: the partition's log into `log_dir` (one of log.dirs), or, when this
+        broker holds no log of it yet, that log created there later. True when a log moved. The
+        checkpoint files of every log dir are written again at once, so a crash right after finds
+        the recovery point, log start offset and high watermark in the new place. StorageError
+        when the files cannot be moved (the log stays where it was)."""
+        tp = (topic, partition)
+        log = self.logs.get(tp)
+        if log is None:
+            self._preferred[tp] = log_dir
+            return False
+        self._preferred.pop(tp, None)
+        if self.in_memory or self._dir_of.get(tp) == log_dir:
+            return False
+        target = os.path.join(log_dir, f"{topic}-{partition}")
+        if os.path.exists(target):
+            raise StorageError(ErrorCode.kafka_storage_error, f"{target} exists already")
+        try:
+            log.relocate(target)
+        except OSError as exc:
+            raise StorageError(ErrorCode.kafka_storage_error, f"moving {log.directory} to {target} failed: {exc}") from exc
+        self._dir_of[tp] = log_dir
+        self.checkpoint()
+        return True
 
     def partitions(self) -> list[tuple[str, int]]:
         return sorted(self.logs)

@@ -26,7 +26,7 @@ async def handle(ctx, request):
     wanted = None
     if request.topics is not None:
         wanted = {(t.topic, p) for t in request.topics for p in t.partitions}
-    dirs = list(ctx.config["log.dirs"])
+    dirs = list(ctx.config["log.dirs"]) if ctx.config["fauxka.log.in.memory"] else replicas.logs.log_dirs  # absolute
     by_dir: dict[str, dict[str, list[dict]]] = {d: {} for d in dirs}
     for (topic, index), partition in sorted(replicas.partitions.items()):
         if wanted is not None and (topic, index) not in wanted:

@@ -114,6 +114,7 @@ TABLE: dict[int, Api] = {
         Api(31, "delete_acls", 1, 3, forwardable=True, role=Role.CONTROLLER),
         Api(32, "describe_configs", 1, 4),
         Api(33, "alter_configs", 0, 2, forwardable=True, role=Role.CONTROLLER),
+        Api(34, "alter_replica_log_dirs", 0, 2),
         Api(35, "describe_log_dirs", 1, 4),
         Api(36, "sasl_authenticate", 0, 2),
         Api(37, "create_partitions", 0, 3, forwardable=True, role=Role.CONTROLLER),

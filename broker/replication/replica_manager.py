@@ -230,6 +230,27 @@ class ReplicaManager:
         self.purgatory.wake(key)
         self.log.info("deleted replica", topic=topic, partition=index)
 
+    # --- log directories ----------------------------------------------------------------------------
+
+    def alter_log_dir(self, topic: str, index: int, log_dir: str) -> ErrorCode:
+        """ReplicaManager.alterReplicaLogDirs for one partition: its replica's log moves into
+        `log_dir` at once (Kafka copies it into a future log and swaps; here the log is moved while
+        nothing else runs, fsynced first, so no acknowledged record is lost and reads go on)."""
+        if len(f"{topic}-{index}") + len(".00000000000000000000000000000000-future") > 255:
+            return ErrorCode.invalid_topic_exception  # UnifiedLog.logFutureDirName too long
+        if not self.logs.has_log_dir(log_dir):
+            return ErrorCode.log_dir_not_found
+        try:
+            self.logs.move(topic, index, log_dir)  # unhosted: where it will be created
+        except KafkaError as exc:
+            self.log.warning("unable to alter log dir", topic=topic, partition=index, error=exc.message)
+            return ErrorCode.kafka_storage_error
+        if (topic, index) in self.partitions:
+            return ErrorCode.none
+        if index in self.cache.partitions_of(topic):
+            return ErrorCode.replica_not_available  # Kafka keeps it for AlterReplicaLogDirs (not NOT_LEADER)
+        return ErrorCode.unknown_topic_or_partition
+
     # --- appends and reads: delegated ------------------------------------------------------------------
 
     async def append_records(self, entries, acks: int, timeout_ms: int, origin: str = "client", on_appended=None):
