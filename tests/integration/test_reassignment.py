@@ -234,3 +234,38 @@ def test_a_reassignment_held_in_progress_is_listed_survives_a_new_controller_and
                          what="partition 1 on [3, 1]")
     finally:
         admin.close()
+
+
+@pytest.mark.disruptive
+def test_reassignments_and_log_dir_moves_need_alter_or_describe_on_the_cluster(make_cluster):
+    from kafka import TopicPartition
+    from kafka.errors import ClusterAuthorizationFailedError
+
+    from tests.integration.test_acl_authorization import zk_set
+
+    cluster = make_cluster(1, {"authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
+                               "allow.everyone.if.no.acl.found": "false"}, start=False)
+    zk_set(cluster, "/kafka-acl/Cluster/kafka-cluster", b'{"version":1,"acls":[{"principal":"User:ANONYMOUS",'
+                                                        b'"permissionType":"Allow","operation":"ClusterAction","host":"*"}]}')
+    cluster.start()
+    address = cluster.address_of(1)
+    response = alter(address, [("t", 0, [1]), ("t", 1, None)])
+    assert int(response.error_code) == 31
+    assert response.error_message.startswith("Request Request(") and response.error_message.endswith(
+        "is not authorized.")
+    assert outcomes(response) == {("t", 0): (31, response.error_message), ("t", 1): (31, response.error_message)}
+    listed = listing(address, {"t": [0, 1]})
+    assert (int(listed.error_code), listed.error_message.endswith("is not authorized.")) == (31, True)
+    assert [(t.name, [(p.partition_index, list(p.replicas)) for p in t.partitions]) for t in listed.topics] == \
+        [("t", [(0, []), (1, [])])]
+    moved = send(address, 34, 2, {"dirs": [{"path": "/x", "topics": [{"name": "t", "partitions": [0, 1]}]}]})
+    assert [(t.topic_name, [(p.partition_index, int(p.error_code)) for p in t.partitions]) for t in moved.results] \
+        == [("t", [(0, 31), (1, 31)])]
+    admin = admin_client(cluster.bootstrap)
+    try:
+        with pytest.raises(ClusterAuthorizationFailedError):
+            admin.alter_partition_reassignments({TopicPartition("t", 0): [1]})
+        with pytest.raises(ClusterAuthorizationFailedError):
+            admin.list_partition_reassignments()
+    finally:
+        admin.close()
