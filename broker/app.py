@@ -11,9 +11,11 @@ from typing import Any
 from controller import tokens
 from controller.admin import AdminController
 from controller.election import ControllerElection
+from controller.features import FeatureController
 from controller.partition_leadership import PartitionLeadership
 from controller.policy import PolicyConfigError
 from controller.reassignment import Reassignments
+from model import features
 from model.errors import KafkaError
 from zkstore import NodeExists, SessionState, ZkStore, ZkUnavailable
 from zkstore import paths as zp
@@ -58,6 +60,7 @@ class Broker:
         self.tokens = TokenCache(self.zk, tokens.settings(config), log)  # delegation tokens, with a secret key
         self.leadership = PartitionLeadership(self.admin, config, log)
         self.reassignments = Reassignments(self.admin, self.leadership, log)  # KIP-455, on the controller
+        self.features = FeatureController(self.admin, log)  # /feature (KIP-584), on the controller
         self.controller_link = ControllerLink(self)  # one connection to the controller, shared:
         self.forwarding = ForwardingManager(self)  # envelopes
         self.controller_channel = ControllerChannel(self)  # AlterPartition, producer ids, shutdown
@@ -138,7 +141,8 @@ class Broker:
     def _registration(self) -> zp.BrokerRegistration:
         endpoints = tuple(zp.BrokerEndpoint(ep.listener, ep.host, ep.port, ep.security_protocol)
                           for ep in self._advertised())
-        return zp.BrokerRegistration(self.broker_id, endpoints, self.config["broker.rack"])
+        return zp.BrokerRegistration(self.broker_id, endpoints, self.config["broker.rack"],
+                                     features.registration_features())
 
     def _on_cache_event(self, event: tuple) -> None:
         if event[0] == "applied_local":
@@ -157,6 +161,7 @@ class Broker:
             self.reassignments.start()
             self.faults.start_actions()  # leader faults written while there was no controller
             self._spawn(self.admin.resume_deletions(), "resume-deletions")
+            self._spawn(self.features.ensure(), "feature-versioning")
             if self.tokens.enabled:
                 self._spawn(tokens.expire_periodically(self.admin, self.tokens, tokens.settings(self.config)),
                             "delete-expired-tokens")

@@ -23,6 +23,10 @@ class MetadataCache:
         self.controller_id: int = -1
         self.controller_epoch: int = 0
         self.cluster_id: str | None = None
+        # /feature (FinalizedFeatureChangeListener): the finalized levels and their epoch (the
+        # znode's version), -1 while there is none or the feature versioning system is disabled
+        self.finalized_features: dict[str, int] = {}
+        self.features_epoch: int = -1
         self.topics: dict[str, zp.TopicAssignment] = {}
         self.partition_states: dict[tuple[str, int], zp.PartitionState] = {}
         self.deleting: set[str] = set()
@@ -45,6 +49,7 @@ class MetadataCache:
         self._watch("data", zp.CONTROLLER, self._on_controller)
         self._watch("data", zp.CONTROLLER_EPOCH, self._on_controller_epoch)
         self._watch("data", zp.CLUSTER_ID, self._on_cluster_id)
+        self._watch("data", zp.FEATURE, self._on_feature)
         self._watch("children", zp.TOPICS, self._on_topics)
         self._watch("children", zp.DELETE_TOPICS, self._on_delete_topics)
         self._watch("children", BROKER_CONFIGS, self._on_broker_config_entities)
@@ -130,6 +135,17 @@ class MetadataCache:
 
     def _on_cluster_id(self, value: tuple[bytes, Stat] | None) -> None:
         self.cluster_id = zp.decode_cluster_id(value[0]) if value else None
+
+    def _on_feature(self, value: tuple[bytes, Stat] | None) -> None:
+        try:
+            status, features = zp.decode_feature(value[0]) if value else (0, {})
+        except (ValueError, KeyError, TypeError) as exc:
+            self._log.error("bad feature znode", error=repr(exc))
+            return
+        enabled = status == zp.FEATURE_ENABLED
+        self.finalized_features = features if enabled else {}
+        self.features_epoch = value[1].version if enabled else -1
+        self._emit(("features", zp.FEATURE))  # keyed by the path: waiters on the write wake
 
     # --- metadata versions (cluster-consistent blocking) --------------------------
 

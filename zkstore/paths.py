@@ -323,3 +323,24 @@ CONFIG_CHANGE_PREFIX = f"{CONFIG_CHANGES}/config_change_"
 
 def delete_topic_path(topic: str) -> str:
     return f"{DELETE_TOPICS}/{topic}"
+
+
+# --- finalized features (KIP-584: FeatureZNode) -------------------------------------
+
+FEATURE = "/feature"
+FEATURE_ENABLED = 1  # FeatureZNodeStatus.Enabled (0: Disabled)
+
+
+def encode_feature(features: dict[str, int], status: int = FEATURE_ENABLED) -> bytes:
+    """FeatureZNode.encode, version 2 (IBP 3.3+): only max_version_level per feature."""
+    return _json({"features": {name: {"max_version_level": level} for name, level in features.items()},
+                  "version": 2, "status": status})
+
+
+def decode_feature(data: bytes) -> tuple[int, dict[str, int]]:
+    """(status, finalized levels) of a FeatureZNode (version 1 or 2). ValueError when malformed."""
+    payload = json.loads(data)
+    if payload.get("version") not in (1, 2) or payload.get("status") not in (0, 1):
+        raise ValueError(f"unsupported feature znode: {data[:200]!r}")
+    return int(payload["status"]), {name: int(info["max_version_level"])
+                                    for name, info in (payload.get("features") or {}).items()}

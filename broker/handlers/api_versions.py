@@ -1,5 +1,6 @@
-"""ApiVersions: derived from the api table (Produce advertised from v0, served from v3)."""
+"""ApiVersions: derived from the api table (Produce advertised from v0, served from v3); v3+ the\nsupported and finalized features (KIP-584) of a ZK-mode Kafka 3.9 broker (model/features.py)."""
 
+from model import features
 from model.errors import ErrorCode
 
 from ..protocol import api_table
@@ -18,11 +19,13 @@ def _ranges(only: int | None = None) -> list[dict]:
 
 
 async def handle(ctx, request):
-    return build(response_schema(_KEY, ctx.version), {
-        "error_code": 0,
-        "api_keys": _ranges(),
-        "throttle_time": 0,
-    })
+    values = {"error_code": 0, "api_keys": _ranges(), "throttle_time": 0}
+    if ctx.version >= 3:  # KIP-584's tagged fields, as a ZK-mode 3.9 broker fills them
+        cache = ctx.cache
+        values.update(supported_features=features.supported_for_api_versions(ctx.version),
+                      finalized_features=features.finalized_for_api_versions(cache.finalized_features),
+                      finalized_features_epoch=cache.features_epoch)
+    return build(response_schema(_KEY, ctx.version), values)
 
 
 def unsupported_version_response():

@@ -133,6 +133,7 @@ TABLE: dict[int, Api] = {
         Api(50, "describe_user_scram_credentials", 0, 0),
         Api(51, "alter_user_scram_credentials", 0, 0, forwardable=True, role=Role.CONTROLLER),
         Api(56, "alter_partition", 0, 3, role=Role.CONTROLLER),
+        Api(57, "update_features", 0, 1, forwardable=True, role=Role.CONTROLLER),
         Api(58, "envelope", 0, 0, role=Role.CONTROLLER),
         Api(60, "describe_cluster", 0, 1),
         Api(61, "describe_producers", 0, 0, role=Role.LEADER),
