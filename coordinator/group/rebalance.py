@@ -170,8 +170,9 @@ class RebalanceCore:
         member = Member(member_id, instance_id, client_id, client_host, rebalance_timeout_ms, session_timeout_ms,
                         protocol_type, list(protocols), is_new=True, join_future=loop.create_future())
         future = member.join_future  # the join may complete before we await it (set to None then)
+        if group.is_(GroupState.PREPARING_REBALANCE) and group.generation == 0:
+            group.new_member_added = True  # the initial delay may be extended (first generation only)
         group.add(member)
-        group.new_member_added = True
         self._schedule_heartbeat(group, member)
         self._maybe_prepare_rebalance(group)
         self._try_complete_join(group)

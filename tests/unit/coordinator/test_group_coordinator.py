@@ -269,3 +269,39 @@ def test_a_deleted_topics_offsets_go_with_tombstones():
         assert log.records[-1][1] is None and decode_key(log.records[-1][0]).topic == "t"
         gc.close()
     run(body())
+
+
+def test_the_initial_delay_is_extended_only_in_the_first_generation():
+    """Kafka's addMemberAndRebalance marks newMemberAdded only while PreparingRebalance at generation
+    0: a group back to Empty after a generation gets one initial delay, never extended."""
+    async def body():
+        gc, _ = make()
+        a = await join_new(gc)
+        assert a.generation == 1
+        gc.leave("g", [(a.member_id, None)])
+        while gc.describe("g").state != "Empty":  # the join phase of no member ends on the next turn
+            await asyncio.sleep(0.001)
+        gc.config = type(gc.config)(min_session_timeout_ms=10, initial_rebalance_delay_ms=60_000)
+        first = asyncio.create_task(join_new(gc, rebalance=600_000))
+        second = asyncio.create_task(join_new(gc, rebalance=600_000))
+        while len(gc.groups["g"].members) < 2:
+            await asyncio.sleep(0.001)
+        assert gc.describe("g").state == "PreparingRebalance"
+        assert not gc.groups["g"].new_member_added
+        first.cancel(), second.cancel()
+        gc.close()
+    run(body())
+
+
+def test_a_joiner_during_the_first_initial_delay_extends_it():
+    async def body():
+        gc, _ = make()
+        gc.config = type(gc.config)(min_session_timeout_ms=10, initial_rebalance_delay_ms=60_000)
+        first = asyncio.create_task(join_new(gc, rebalance=600_000))
+        second = asyncio.create_task(join_new(gc, rebalance=600_000))
+        while len(gc.groups.get("g").members if "g" in gc.groups else ()) < 2:
+            await asyncio.sleep(0.001)
+        assert gc.groups["g"].new_member_added
+        first.cancel(), second.cancel()
+        gc.close()
+    run(body())
