@@ -28,11 +28,13 @@ def java_command() -> list[str]:
     classpath = f"{classes}:{JAVA_LIB}/*"
     if not (classes / "ClientScenarios.class").exists():
         building = classes.with_name(classes.name + ".tmp")
-        subprocess.run(["javac", "-nowarn", "-d", str(building), "-cp", classpath, *map(str, sources)],
-                       check=True, capture_output=True, text=True, timeout=300)
+        done = subprocess.run(["javac", "-nowarn", "-d", str(building), "-cp", classpath, *map(str, sources)],
+                              capture_output=True, text=True, timeout=300)
+        if done.returncode != 0:
+            raise RuntimeError(f"javac failed:\n{done.stdout}{done.stderr}")
         building.rename(classes)
-    # the client's own startup: no JIT tiers beyond C1 (short runs), the shared class archive
-    return ["java", "-XX:TieredStopAtLevel=1", "-Xshare:auto", "-cp", classpath, "ClientScenarios"]
+    # a short run on a busy machine: no optimising JIT (C1 only), no parallel GC threads
+    return ["java", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp", classpath, "ClientScenarios"]
 
 
 def node_command() -> list[str]:

@@ -67,7 +67,7 @@ def test_admin_cluster_topics_and_configs(kafkajs, cluster):
     assert result["cluster_id"] == cluster.metadata(1).cluster_id
     assert result["created"] is True and result["created_again"] is False
     for p in result["described"]:
-        assert sorted(p["replicas"]) == [1, 2, 3] and sorted(p["isr"]) == [1, 2, 3] and p["leader"] == p["replicas"][0]
+        assert sorted(p["replicas"]) == [1, 2, 3] and p["leader"] in p["isr"] and set(p["isr"]) <= {1, 2, 3}
     assert [p["partition"] for p in result["described"]] == [0, 1, 2]
     # [value, source (DescribeConfigs v1+: 1 dynamic topic, 4 static broker, 5 default), read-only, sensitive, default]
     topic_configs = result["topic_configs"]
@@ -87,5 +87,6 @@ def test_producer_auto_creates_a_topic_through_a_non_controller(kafkajs):
     """A producer whose only bootstrap broker is not the controller sends to a topic nobody created:
     kafkajs asks that broker for the topic's metadata, which must create it and answer
     LEADER_NOT_AVAILABLE (kafkajs retries that one) as every Kafka broker does."""
-    sent = scenario(kafkajs[0], "autocreate")["sent"]
-    assert [(s["offset"], s["error"]) for s in sent] == [(0, 0)]
+    result = scenario(kafkajs[0], "autocreate")
+    assert [(s["offset"], s["error"]) for s in result["sent"]] == [(0, 0)]
+    assert "This server does not host this topic-partition" not in result["metadata_errors"]

@@ -375,8 +375,8 @@ public final class ClientScenarios {
         return result;
     }
 
-    /** describeTopics once every broker knows the topic with `partitions` partitions (metadata spreads after
-     *  CreateTopics and CreatePartitions answer, as in Kafka). */
+    /** describeTopics once the broker asked knows the topic with `partitions` partitions and their leaders
+     *  (metadata spreads after CreateTopics and CreatePartitions answer, as in Kafka). */
     private static Map<String, Object> describeTopic(Admin admin, String topic, int partitions) throws Exception {
         Map<String, Object> out = new LinkedHashMap<>();
         waitFor("describeTopics of " + topic + " with " + partitions + " partitions", () -> {
@@ -390,6 +390,9 @@ public final class ClientScenarios {
                 throw new RuntimeException(e);
             }
             if (description.partitions().size() != partitions) return false;
+            // a broker that has read the new topic's assignment but not yet its partitions' states lists
+            // them without leader and ISR (Kafka's brokers list a partition only with its state)
+            if (description.partitions().stream().anyMatch(p -> p.leader() == null)) return false;
             List<Map<String, Object>> parts = new ArrayList<>();
             for (TopicPartitionInfo p : description.partitions()) {
                 parts.add(Map.of("partition", p.partition(), "leader", p.leader() == null ? -1 : p.leader().id(),

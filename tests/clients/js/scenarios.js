@@ -224,9 +224,10 @@ async function transactions (brokers, [input, output]) {
     }
     return { values, lastOffset }
   }
-  const committed = await readAll(input, 'committed-by-successor', false)
+  const [committed, uncommitted] = await Promise.all([false, true].map(readUncommitted =>
+    readAll(input, 'committed-by-successor', readUncommitted)))
   result.read_committed = committed.values
-  result.read_uncommitted = (await readAll(input, 'committed-by-successor', true)).values
+  result.read_uncommitted = uncommitted.values
 
   // consume-transform-produce: the group's offset commits with the output
   const groupId = `kafkajs-ctp-${input}`
@@ -316,11 +317,29 @@ async function adminScenario (brokers, [topic]) {
 // ---- a producer whose only bootstrap broker is not the controller, to a topic nobody created ----
 
 async function autocreate (brokers, [topic, nonController]) {
-  const producer = kafka([nonController], 'kafkajs-autocreate').producer({ allowAutoTopicCreation: true })
+  // kafkajs retries a Metadata answer of LEADER_NOT_AVAILABLE at once, and one of
+  // UNKNOWN_TOPIC_OR_PARTITION only by retrying the whole send: its logged errors tell them apart
+  const metadataErrors = []
+  const client = new Kafka({
+    clientId: 'kafkajs-autocreate',
+    brokers: [nonController],
+    logLevel: logLevel.WARN,
+    logCreator: (...args) => {
+      const log = logCreator(...args)
+      return entry => {
+        if (entry.log.message.startsWith('Response Metadata')) metadataErrors.push(entry.log.error)
+        log(entry)
+      }
+    }
+  })
+  const producer = client.producer({ allowAutoTopicCreation: true })
   await producer.connect()
   try {
     const metadata = await producer.send({ topic, messages: [{ key: 'k', value: 'auto' }] })
-    return { sent: metadata.map(m => ({ partition: m.partition, offset: Number(m.baseOffset), error: m.errorCode })) }
+    return {
+      sent: metadata.map(m => ({ partition: m.partition, offset: Number(m.baseOffset), error: m.errorCode })),
+      metadata_errors: metadataErrors
+    }
   } finally {
     await producer.disconnect()
   }
