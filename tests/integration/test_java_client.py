@@ -10,6 +10,10 @@ import pytest
 from tests.client_programs import java_command, run_every_scenario, scenario
 
 
+# the first test also runs the module fixture: the JVM with every scenario: 25-40 s at load average 30 on 2 cores, 80 s at 50
+pytestmark = pytest.mark.timeout(300)
+
+
 @pytest.fixture(scope="module")
 def java(cluster):
     return run_every_scenario(cluster, java_command(), "java")

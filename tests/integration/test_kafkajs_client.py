@@ -11,6 +11,10 @@ from tests.admin_helpers import unique
 from tests.client_programs import node_command, run_every_scenario, scenario
 
 
+# the first test also runs the module fixture: node with every scenario: 25-40 s at load average 30 on 2 cores, 80 s at 50
+pytestmark = pytest.mark.timeout(300)
+
+
 @pytest.fixture(scope="module")
 def kafkajs(cluster):
     # its own bootstrap list: one broker, not the controller
