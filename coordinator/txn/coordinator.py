@@ -22,7 +22,7 @@ import asyncio
 import time
 from typing import Awaitable, Callable, Protocol
 
-from model.errors import ErrorCode
+from model.errors import ErrorCode, KafkaError
 
 from .records import TxnLogValue, decode_key, decode_value, encode_key, encode_value
 from .state import COMPLETE, PREPARING, TopicPartition, TxnMetadata, TxnState
@@ -132,7 +132,9 @@ class TransactionCoordinator:
         await self._settled(transactional_id)
         meta = self.txns.get(transactional_id)
         if meta is None:
-            pid = await self.allocate_producer_id()
+            code, pid = await self._new_producer_id()
+            if code != ErrorCode.none:
+                return code, -1, -1
             meta = self.txns.setdefault(transactional_id, TxnMetadata(transactional_id, pid, -1, timeout_ms))
         if meta.pending or meta.state in PREPARING:
             return ErrorCode.concurrent_transactions, -1, -1
@@ -147,7 +149,10 @@ class TransactionCoordinator:
             return ErrorCode.none, meta.producer_id, meta.producer_epoch  # a retry of a bump that succeeded
         pid, epoch = meta.producer_id, meta.producer_epoch + 1
         if epoch >= MAX_EPOCH:
-            pid, epoch = await self.allocate_producer_id(), 0
+            code, pid = await self._new_producer_id()
+            if code != ErrorCode.none:
+                return code, -1, -1
+            epoch = 0
         code = await self._write(meta, TxnState.EMPTY, epoch=epoch, producer_id=pid, partitions=set(), start_ms=-1,
                                  timeout_ms=timeout_ms)
         if code != ErrorCode.none:
@@ -155,6 +160,15 @@ class TransactionCoordinator:
                 del self.txns[transactional_id]  # never written: forget the unborn id
             return code, -1, -1
         return ErrorCode.none, meta.producer_id, meta.producer_epoch
+
+    async def _new_producer_id(self) -> tuple[ErrorCode, int]:
+        """A producer id from the broker's block, or why there is none: while no block can be had
+        Kafka's generateProducerId fails with COORDINATOR_LOAD_IN_PROGRESS, which InitProducerId
+        answers (the client retries) before it writes anything for the id."""
+        try:
+            return ErrorCode.none, await self.allocate_producer_id()
+        except KafkaError as exc:
+            return exc.code, -1
 
     async def _fence_and_abort(self, meta: TxnMetadata) -> ErrorCode:
         """prepareFenceProducerEpoch then endTransaction(abort) with the bumped epoch."""

@@ -7,7 +7,7 @@ import asyncio
 from coordinator.txn.coordinator import TransactionCoordinator
 from coordinator.txn.records import TxnLogValue, decode_key, decode_value, encode_key, encode_value
 from coordinator.txn.state import TxnState
-from model.errors import ErrorCode
+from model.errors import ErrorCode, KafkaError
 
 
 class Log:
@@ -112,6 +112,25 @@ def test_kip360_expected_epoch_and_bad_timeouts():
         assert await tc.init_producer_id("tid", 1000, 1000, 0) == (ErrorCode.none, 1000, 1)
         assert await tc.init_producer_id("tid", 1000, 1000, 0) == (ErrorCode.none, 1000, 1)  # retried bump
         assert (await tc.init_producer_id("tid", 1000, 1000, 5))[0] == ErrorCode.producer_fenced
+        await tc.close()
+    asyncio.run(body())
+
+
+def test_no_producer_id_block_answers_coordinator_load_in_progress_and_writes_nothing():
+    """The broker's producer id block cannot be had (the controller unreachable): InitProducerId of a
+    new transactional id answers the allocation's retriable error instead of failing the request."""
+    async def body():
+        log, blocks = Log(), [KafkaError(ErrorCode.coordinator_load_in_progress), 4000]
+
+        async def allocate():
+            block = blocks.pop(0)
+            if isinstance(block, Exception):
+                raise block
+            return block
+        tc = TransactionCoordinator(log, allocate, Markers(), max_timeout_ms=60000)
+        assert await tc.init_producer_id("tid", 1000) == (ErrorCode.coordinator_load_in_progress, -1, -1)
+        assert tc.txns == {} and log.records == []
+        assert await tc.init_producer_id("tid", 1000) == (ErrorCode.none, 4000, 0)  # the client's retry
         await tc.close()
     asyncio.run(body())
 
