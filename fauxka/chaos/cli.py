@@ -50,6 +50,10 @@ def run(args) -> int:
     import logging
 
     logging.getLogger("kazoo").setLevel(logging.CRITICAL)  # a lost ZooKeeper connection is said in one line
+    try:
+        import confluent_kafka  # noqa: F401  the workloads' client
+    except ImportError:
+        return _fail(ChaosError("the workloads need confluent-kafka: pip install 'fauxka[chaos]' (make install has it)"))
     seed = args.seed if args.seed is not None else random.randrange(1, 1 << 31)
     try:
         options = Options(seed=seed, duration_s=args.duration, nemeses=parse_nemeses(args.nemesis),
@@ -103,7 +107,7 @@ def _cluster(args, options: Options):
         if not (args.bootstrap and args.zookeeper):
             raise ChaosError("give --bootstrap and --zookeeper together")
         try:
-            cluster = Cluster.attach(bootstrap=args.bootstrap, zookeeper=args.zookeeper)
+            cluster = Cluster.attach(bootstrap=args.bootstrap, zookeeper=args.zookeeper, timeout_s=5)
         except Exception as exc:
             raise ChaosError(f"no ZooKeeper answers at {args.zookeeper}: {exc or type(exc).__name__}") from None
     elif launcher._read_state(args.data_dir.resolve()) is not None:

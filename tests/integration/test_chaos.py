@@ -97,3 +97,42 @@ def test_the_checker_catches_read_committed_showing_aborted_records(fauxka_clust
     assert verdict.result("read_committed_no_aborted").anomalies == [
         f"aborted record seen: i-1-{k}|t-1 of aborted transaction t-1 at {topic}/0@{4 + k} (final read-back)"
         for k in range(3)]
+
+
+@pytest.mark.timeout(240)
+def test_ctrl_c_heals_every_fault_before_exiting(fauxka_cluster_factory, tmp_path):
+    """SIGINT while a pause or a replication fault is in force: `fauxka chaos` resumes the broker,
+    removes the fault, says so in one line and exits 130."""
+    import json
+    import signal
+    import subprocess
+    import sys
+
+    from fauxka.testing.cluster import _paused
+
+    cluster = fauxka_cluster_factory(3)
+    out = tmp_path / "out"
+    process = subprocess.Popen([sys.executable, "-m", "fauxka", "chaos", "--data-dir", str(cluster.data_dir),
+                                "--nemesis", "pause,replication", "--workload", "produce", "--duration", "120",
+                                "--seed", "5", "--rate", "20", "--out", str(out)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        def a_fault_in_force():
+            lines = (out / "history.jsonl").read_text().splitlines() if (out / "history.jsonl").exists() else []
+            faults = [json.loads(line) for line in lines if '"type": "fault"' in line]
+            return faults and faults[-1]["phase"] == "start"
+        cluster.wait_for(a_fault_in_force, 90, what="a fault in force")
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130, err
+    assert err.strip().splitlines()[-1] == "fauxka chaos: interrupted; every fault healed"
+    assert cluster.list_faults() == []
+    state = json.loads((cluster.data_dir / "cluster.json").read_text())
+    assert not any(_paused(b["pid"]) for b in state["brokers"])
+    # the brokers serve again: a produce with acks=all goes through
+    producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all"})
+    producer.produce(cluster.unique_topic("after"), b"x")
+    assert producer.flush(60) == 0
