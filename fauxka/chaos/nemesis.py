@@ -8,18 +8,24 @@ import threading
 import time
 
 from .history import History
-from .schedule import Step
+from .schedule import DOWN, Step
 
 
 class Nemesis:
     def __init__(self, cluster, steps: list[Step], history: History, *, topic: str | None = None,
-                 groups: tuple[str, ...] = (), transactional_ids: tuple[str, ...] = (), log=None):
+                 groups: tuple[str, ...] = (), transactional_ids: tuple[str, ...] = (), log=None,
+                 watched: tuple[str, ...] = (), recovery_s: float = 60.0):
         self.cluster = cluster
         self.steps = steps
         self.history = history
         self.topic = topic  # the partitions `leader` moves
         self.groups = groups
         self.transactional_ids = transactional_ids
+        # the topics whose ISRs must be whole again before the next broker goes down: a restarted
+        # broker is registered long before it has caught up, and taking another one down then
+        # would leave fewer in-sync replicas than min.insync.replicas (the limit the schedule keeps)
+        self.watched = watched or ((topic,) if topic else ())
+        self.recovery_s = recovery_s
         self._log = log or (lambda message: None)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -57,6 +63,8 @@ class Nemesis:
     def _apply(self, step: Step) -> None:
         fields = {"step": step.index, "nemesis": step.nemesis, "broker": step.broker, "peer": step.peer,
                   "partition": step.partition}
+        if step.nemesis in DOWN:
+            self._wait_recovered(step)
         began = time.time()
         try:
             heal = self._inject(step)
@@ -70,6 +78,29 @@ class Nemesis:
             self._in_force[step.index] = (step, heal)
         self.history.record("fault", at=began, phase="start", took_s=round(time.time() - began, 3), **fields)
         self._log(f"nemesis: {step.describe()}")
+
+    def _wait_recovered(self, step: Step) -> None:
+        """Until every broker is registered and every watched partition's ISR is whole (at most
+        recovery_s: then the step goes ahead and the history says it waited in vain)."""
+        c = self.cluster
+        with self._lock:
+            down = sum(1 for s, _ in self._in_force.values() if s.nemesis in DOWN)
+        if down:  # overlapping faults by design (--max-down > 1): only the schedule's limit holds
+            return
+
+        def recovered():
+            if len(c.registered()) < c.size:
+                return False
+            return all(set(c.isr(t, p)) == set(c.replicas(t, p)) for t in self.watched for p in c.partitions(t))
+        began = time.monotonic()
+        try:
+            c.wait_for(recovered, self.recovery_s, what="every broker back in every ISR")
+        except TimeoutError as exc:
+            self.history.record("note", what="not recovered", step=step.index, error=str(exc))
+            return
+        waited = time.monotonic() - began
+        if waited > 0.5:
+            self.history.record("note", what="waited for recovery", step=step.index, waited_s=round(waited, 2))
 
     def _heal(self, index: int) -> None:
         with self._lock:

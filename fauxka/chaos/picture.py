@@ -47,14 +47,19 @@ def draw(events: list[dict], verdict, path: Path) -> Path:
         used.add(s["nemesis"])
     seconds = list(range(int(end) + 1))  # a second without acks is a 0, not a line across the gap
     top.plot(seconds, [acks_per_s[s] for s in seconds], color="black", lw=1, label="acks/s")
-    if commits:
-        top.plot(seconds, [commits[s] for s in seconds], color="#1f77b4", lw=1, ls="--", label="committed transactions/s")
+    if commits:  # on their own scale: a few per second beside hundreds of acks
+        right = top.twinx()
+        right.plot(seconds, [commits[s] for s in seconds], color="#1f77b4", lw=1, ls="--")
+        right.set_ylabel("committed transactions/s", color="#1f77b4")
+        top.plot([], [], color="#1f77b4", lw=1, ls="--", label="committed transactions/s (right)")
     if fails:
         top.plot(fails, [0] * len(fails), "|", color="red", ms=12, label="failed deliveries")
     top.set_ylabel("per second")
-    lat = sorted(latencies)
-    bottom.plot(lat, [_median(latencies[s]) for s in lat], ".-", color="black", lw=1, ms=3, label="median ack latency")
-    bottom.plot(lat, [max(latencies[s]) for s in lat], ".-", color="grey", lw=0.8, ms=3, label="max ack latency")
+    nan = float("nan")  # a second without acks: a gap in the line
+    bottom.plot(seconds, [_median(latencies[s]) if latencies[s] else nan for s in seconds], ".-", color="black", lw=1,
+                ms=3, label="median ack latency")
+    bottom.plot(seconds, [max(latencies[s]) if latencies[s] else nan for s in seconds], ".-", color="grey", lw=0.8,
+                ms=3, label="max ack latency")
     bottom.set_yscale("log")
     bottom.set_ylabel("ms (log)")
     bottom.set_xlabel("seconds since the run started")

@@ -111,8 +111,7 @@ class ChaosRun:
         from confluent_kafka import KafkaException
         from confluent_kafka.admin import NewTopic
 
-        wanted = ["produce"] if ("produce" in self.o.workloads or "group" in self.o.workloads) else []
-        wanted += ["txn_in", "txn_out"] if "txn" in self.o.workloads else []
+        wanted = [w for w, t in self.topics.items() if t in self._topics_in_use()]
         admin = _admin(self.cluster.bootstrap)  # kept: its futures fail once it is collected
         futures = admin.create_topics(
             [NewTopic(self.topics[w], self.o.partitions, self.replication_factor,
@@ -153,7 +152,7 @@ class ChaosRun:
         nemesis = Nemesis(self.cluster, self.steps, history, topic=self.topics["produce"],
                           groups=(self.group, self.txn_group) if "txn" in o.workloads else (self.group,),
                           transactional_ids=(self.transactional_id,) if "txn" in o.workloads else (),
-                          log=self.log)
+                          log=self.log, watched=tuple(self._topics_in_use()))
         try:
             try:
                 nemesis.start()
@@ -195,12 +194,15 @@ class ChaosRun:
                 draw(history.events, verdict, o.out / "timeline.png")
         return result
 
+    def _topics_in_use(self) -> list[str]:
+        w = self.o.workloads
+        return ([self.topics["produce"]] if "produce" in w or "group" in w else []) + \
+            ([self.topics["txn_in"], self.topics["txn_out"]] if "txn" in w else [])
+
     def _settle(self, history: History) -> None:
         """Until every broker is back and every workload partition's ISR is whole again."""
         self.log("waiting for the cluster to settle ...")
-        topics = [t for w, t in self.topics.items() if (w == "produce" and ("produce" in self.o.workloads or
-                                                                            "group" in self.o.workloads))
-                  or (w != "produce" and "txn" in self.o.workloads)]
+        topics = self._topics_in_use()
 
         def settled():
             if len(self.cluster.registered()) < self.cluster.size:

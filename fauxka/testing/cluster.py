@@ -290,6 +290,11 @@ class Cluster:
         state = self.partition_state(topic, partition)
         return state["leader"] if state else -1
 
+    def replicas(self, topic: str, partition: int) -> list[int]:
+        """The partition's assigned replicas (its topic's znode), [] for no such partition."""
+        data = self.faults.get(f"/brokers/topics/{topic}")
+        return json.loads(data)["partitions"].get(str(partition), []) if data else []
+
     def partitions(self, topic: str) -> list[int]:
         return sorted(int(p) for p in self.faults.children(f"/brokers/topics/{topic}/partitions"))
 
