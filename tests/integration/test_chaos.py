@@ -136,3 +136,39 @@ def test_ctrl_c_heals_every_fault_before_exiting(fauxka_cluster_factory, tmp_pat
     producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all"})
     producer.produce(cluster.unique_topic("after"), b"x")
     assert producer.flush(60) == 0
+
+
+@pytest.mark.timeout(300)
+def test_a_users_own_application_under_the_nemesis_with_its_own_history(fauxka_cluster_factory):
+    """fauxka.testing.chaos: the user's producer loop records into run.history while pauses,
+    leader moves and follower stalls hit the cluster; every fault is healed when the block ends
+    and the checker passes over the user's history and read-back."""
+    import time
+
+    from fauxka.testing import chaos
+
+    cluster = fauxka_cluster_factory(3, overrides=LAG)
+    topic = cluster.unique_topic("app")
+    _create(cluster, topic, partitions=3)
+    producer = Producer({"bootstrap.servers": cluster.bootstrap, "enable.idempotence": True, "acks": "all",
+                         "linger.ms": 5})
+    with chaos(cluster, seed=3, duration_s=25, nemeses=("pause", "leader", "replication"), topic=topic,
+               partitions=3, mean_fault_s=3) as run:
+        record = run.history.record
+        seq, until = 0, time.monotonic() + 25
+        while time.monotonic() < until:
+            value = f"app-{seq}"
+            record("send", producer="app", seq=seq, value=value, topic=topic, partition=seq % 3)
+            producer.produce(topic, value.encode(), partition=seq % 3, on_delivery=lambda err, msg, value=value: record(
+                "ack", value=value, topic=msg.topic(), partition=msg.partition(), offset=msg.offset())
+                if err is None else record("fail", value=value, error=str(err)))
+            producer.poll(0.02)
+            seq += 1
+    assert cluster.list_faults() == []
+    assert run.nemesis.injected >= 2, [e for e in run.history.events if e["type"] == "fault"]
+    assert producer.flush(120) == 0
+    cluster.wait_for(lambda: all(len(cluster.isr(topic, p)) == 3 for p in range(3)), 60, what="ISRs whole")
+    read_back(run.history, cluster.bootstrap, topic, 3, "read_uncommitted")
+    verdict = run.check()
+    assert verdict.ok, verdict.describe()
+    assert verdict.result("acked_present").checked > 200
