@@ -13,6 +13,7 @@ CHECKS = {
     "acked_present": "every acknowledged record is in its partition, at the offset it was acknowledged with",
     "no_duplicates": "no record (acknowledged or not) appears twice",
     "producer_order": "an idempotent producer's records keep their order in each partition",
+    "poll_order": "a consumer that never seeks (static: true) sees each partition's offsets only go up",
     "offsets_contiguous": "offsets go up by one from the log start to the high watermark (topics without transactions)",
     "read_committed_no_aborted": "read_committed never shows a record of an aborted transaction",
     "transactions_whole": "a committed transaction is seen whole; one whose outcome is unknown all or nothing",
@@ -141,7 +142,7 @@ class _History:
 
 def check(events) -> Verdict:
     h = _History(events)
-    checks = [_acked_present, _no_duplicates, _producer_order, _offsets_contiguous, _read_committed_no_aborted,
+    checks = [_acked_present, _no_duplicates, _producer_order, _poll_order, _offsets_contiguous, _read_committed_no_aborted,
               _transactions_whole, _processed_once, _group_offsets]
     return Verdict(h.run.get("seed"), [c(h) for c in checks])
 
@@ -195,6 +196,22 @@ def _producer_order(h: _History) -> CheckResult:
                                    f"{e['value']} at {_where(e)}, sent earlier")
             if before is None or seq > before[0]:
                 last[producer] = (seq, e)
+    return r
+
+
+def _poll_order(h: _History) -> CheckResult:
+    r = CheckResult("poll_order")
+    last: dict[tuple, dict] = {}
+    for e in h.polls:
+        if not e.get("static"):
+            continue
+        key = (e.get("consumer"), e["topic"], e["partition"])
+        r.checked += 1
+        before = last.get(key)
+        if before is not None and e["offset"] <= before["offset"]:
+            r.anomalies.append(f"nonmonotonic poll: consumer {e.get('consumer')} saw {e['value']} at {_where(e)} after "
+                               f"{before['value']} at {_where(before)}")
+        last[key] = e
     return r
 
 

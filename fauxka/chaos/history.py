@@ -5,7 +5,7 @@
     send    workload, producer, value, topic, partition
     ack     value, topic, partition, offset (a delivery report without error)
     fail    value, error (a delivery report with one: the record's fate is unknown)
-    poll    consumer, isolation, topic, partition, offset, value
+    poll    consumer, isolation, topic, partition, offset, value, static (a consumer that never seeks)
     txn     phase begin|commit|abort, txn, values, inputs, ok, error
     commit  group, member, offsets {partition: offset}, ok, error
     read    the final read-back: isolation, topic, partition, offset, value

@@ -273,7 +273,8 @@ class TxnWorkload(_Producing):
                 for m in consumer.consume(200, 0.5):
                     if m.error() is None:
                         self.history.record("poll", consumer="txn-reader", isolation=READ_COMMITTED, topic=m.topic(),
-                                            partition=m.partition(), offset=m.offset(), value=m.value().decode())
+                                            partition=m.partition(), offset=m.offset(), value=m.value().decode(),
+                                            static=True)
         finally:
             consumer.close()
 

@@ -153,3 +153,12 @@ def test_group_offsets_going_backwards_or_past_the_end_are_named():
     assert _failing(check(events))["group_offsets"] == [
         "backwards: group g committed orders/0 offset 1 (member m2) after 2 (member m1)",
         "past the end: group g committed orders/0 offset 7 > log end 3"]
+
+
+def test_a_consumer_that_never_seeks_going_backwards_is_named():
+    poll = {"type": "poll", "consumer": "reader", "isolation": "read_committed", "topic": T, "partition": 0,
+            "static": True}
+    events = [_run(), {**poll, "t": 1, "offset": 4, "value": "a"}, {**poll, "t": 2, "offset": 7, "value": "b"},
+              {**poll, "t": 3, "offset": 5, "value": "c"}, {**poll, "t": 4, "offset": 2, "value": "d", "static": False}]
+    assert _failing(check(events)) == {"poll_order": [
+        "nonmonotonic poll: consumer reader saw c at orders/0@5 after b at orders/0@7"]}
