@@ -177,11 +177,15 @@ class TxnWorkload(_Producing):
                 self.history.record("note", what="init_transactions", error=str(exc.args[0]))
                 time.sleep(1)
 
-    def _process(self) -> None:
+    def _consumer(self) -> Consumer:
         consumer = Consumer({"bootstrap.servers": self.bootstrap, "group.id": self.group, "log_level": 0,
                              "isolation.level": READ_COMMITTED, "enable.auto.commit": False,
                              "auto.offset.reset": "earliest", "session.timeout.ms": 10000})
         consumer.subscribe([self.in_topic])
+        return consumer
+
+    def _process(self) -> None:
+        consumer = self._consumer()
         producer = self._txn_producer()
         number = 0
         try:
@@ -197,8 +201,12 @@ class TxnWorkload(_Producing):
                         for m in batch:
                             self._processed_to[m.partition()] = max(self._processed_to.get(m.partition(), 0),
                                                                     m.offset() + 1)
-                else:
-                    self._rewind(consumer)
+                elif not self._rewind(consumer):
+                    # a consumer that cannot learn where to go back to must not go on from where it
+                    # is (the aborted batch's inputs would be skipped): a new one starts from the
+                    # group's committed offsets
+                    consumer.close()
+                    consumer = self._consumer()
         finally:
             consumer.close()
 
@@ -251,18 +259,25 @@ class TxnWorkload(_Producing):
                 pass
             return False, self._txn_producer()
 
-    def _rewind(self, consumer) -> None:
-        """Back to the group's committed offsets (what the last committed transaction consumed)."""
+    def _rewind(self, consumer) -> bool:
+        """Back to the group's committed offsets (what the last committed transaction consumed);
+        False when they cannot be had (the coordinator moving, ...) for 30 s."""
         assignment = consumer.assignment()
         if not assignment:
-            return
-        try:
-            committed = consumer.committed(assignment, 30)
-        except KafkaException as exc:
-            self.history.record("note", what="rewind failed", error=str(exc.args[0]))
-            return
+            return True
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                committed = consumer.committed(assignment, 10)
+                break
+            except KafkaException as exc:
+                if time.monotonic() > deadline or self._stop.is_set():
+                    self.history.record("note", what="rewind failed", error=str(exc.args[0]))
+                    return False
+                time.sleep(0.5)
         for tp in committed:
             consumer.seek(TopicPartition(tp.topic, tp.partition, tp.offset if tp.offset >= 0 else OFFSET_BEGINNING))
+        return True
 
     def _read(self) -> None:
         consumer = Consumer({"bootstrap.servers": self.bootstrap, "group.id": f"{self.group}-reader", "log_level": 0,
