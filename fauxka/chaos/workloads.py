@@ -275,8 +275,12 @@ class TxnWorkload(_Producing):
                     self.history.record("note", what="rewind failed", error=str(exc.args[0]))
                     return False
                 time.sleep(0.5)
-        for tp in committed:
-            consumer.seek(TopicPartition(tp.topic, tp.partition, tp.offset if tp.offset >= 0 else OFFSET_BEGINNING))
+        try:
+            for tp in committed:
+                consumer.seek(TopicPartition(tp.topic, tp.partition, tp.offset if tp.offset >= 0 else OFFSET_BEGINNING))
+        except KafkaException as exc:  # a partition revoked meanwhile
+            self.history.record("note", what="rewind failed", error=str(exc.args[0]))
+            return False
         return True
 
     def _read(self) -> None:
