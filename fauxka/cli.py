@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     report.add_arguments(p)
 
     fault_cli.add_arguments(sub)
-    from .chaos import cli as chaos_cli
+    from . import chaos_cli
 
     chaos_cli.add_arguments(sub)
 

@@ -1,7 +1,7 @@
 """`fauxka chaos`: a seeded random nemesis (schedule.py, nemesis.py) under real traffic
 (workloads.py), a history of everything the clients saw (history.py), a checker reading it against
 Kafka's guarantees (checker.py) and a picture of the run (picture.py). run.py ties them together;
-cli.py is the command. fauxka.testing.chaos puts a user's own application under the same nemesis."""
+fauxka/chaos_cli.py is the command. fauxka.testing.chaos puts a user's own application under the same nemesis."""
 
 from .checker import CHECKS, CheckResult, Verdict, check
 from .history import History, load

@@ -29,7 +29,7 @@ def test_an_unreachable_cluster_is_one_line(tmp_path, capsys):
 
 
 def test_a_duration_is_read_as_a_person_writes_it():
-    from fauxka.chaos.cli import duration
+    from fauxka.chaos_cli import duration
 
     assert (duration("90"), duration("60s"), duration("5m"), duration("1h")) == (90, 60, 300, 3600)
     with pytest.raises(Exception, match="a duration like"):

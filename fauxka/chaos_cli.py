@@ -7,8 +7,8 @@ import sys
 import time
 from pathlib import Path
 
-from .run import WORKLOADS, ChaosError, ChaosRun, Options, parse_workloads
-from .schedule import NEMESES, ScheduleError, parse_nemeses
+from .chaos.run import WORKLOADS, ChaosError, ChaosRun, Options, parse_workloads
+from .chaos.schedule import NEMESES, ScheduleError, parse_nemeses
 
 
 def duration(text: str) -> float:
@@ -123,13 +123,13 @@ def _cluster(args, options: Options):
     else:
         if args.brokers < 1:
             raise ChaosError("--brokers must be at least 1")
-        from .run import make_schedule
+        from .chaos.run import make_schedule
 
         make_schedule(options, list(range(1, args.brokers + 1)))  # bad input before a cluster starts
         print(f"no cluster in {args.data_dir}: starting one of {args.brokers} brokers for the run", flush=True)
         cluster = Cluster(args.brokers, overrides={"replica.lag.time.max.ms": "10000"}).start()
         return cluster, True
-    from .run import check_reachable
+    from .chaos.run import check_reachable
 
     try:
         check_reachable(cluster.bootstrap)
