@@ -6,7 +6,7 @@ Records are told apart by their values (the workloads write unique ones: `p0-17`
 17th record; a transaction's outputs are `<input>|<txn>`), so histories a user records work too as
 long as their values are unique."""
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 CHECKS = {
@@ -235,7 +235,7 @@ def _offsets_contiguous(h: _History) -> CheckResult:
         for low, high in missing:
             span = f"{low}" if low == high else f"{low}..{high}"
             r.anomalies.append(f"gap: {topic}/{partition} offsets {span} missing (high watermark {end['high']})")
-        for offset in sorted({o for o in seen if seen.count(o) > 1}):
+        for offset in sorted(o for o, n in Counter(seen).items() if n > 1):
             r.anomalies.append(f"offset twice: {topic}/{partition}@{offset}")
     return r
 
