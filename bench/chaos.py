@@ -1,6 +1,7 @@
 """`fauxka chaos` as a benchmark (issue 23): runs with every nemesis and every workload on a fresh
 3-broker fauxka.testing Cluster per seed, reporting per run the records written, faults injected
-(and those not possible at the time: a move with no other in-sync replica), the anomalies the
+of those scheduled (others not possible at the time, e.g. a move with no other in-sync replica, or
+not reached: each broker-down fault first waits for every ISR to be whole), the anomalies the
 checker found (goal: 0) and the run's wall time. The histories, verdicts and pictures stay in --out.
 
     .venv/bin/python -m bench.chaos [--seeds 1,2,3] [--duration 300] [--out bench-chaos]
@@ -28,7 +29,8 @@ def main(argv=None) -> int:
                                out=args.out / f"seed-{seed}", log=None)
         anomalies += result.verdict.anomalies
         failing = ", ".join(r.name for r in result.verdict.results if not r.ok) or "-"
-        rows.append(f"| {seed} | {args.duration:g} s | {result.records} | {result.injected} ({result.failed} not possible) "
+        rows.append(f"| {seed} | {args.duration:g} s | {result.records} | {result.injected} of {len(result.steps)} "
+                    f"({result.failed} not possible, {result.not_reached} not reached) "
                     f"| {result.verdict.anomalies} | {failing} | {time.monotonic() - started:.0f} s |")
         print(rows[-1], flush=True)
     print("| seed | faults for | records | faults injected | anomalies | failing checks | wall time |")

@@ -88,7 +88,9 @@ def run(args) -> int:
             if own:
                 print("stopped the cluster it started", flush=True)
     print(result.verdict.describe())
-    print(f"{result.records} records, {result.injected} faults injected ({result.failed} not possible at the time); "
+    print(f"{result.records} records, {result.injected} of {len(result.steps)} scheduled faults injected "
+          f"({result.failed} not possible at the time, {result.not_reached} not reached: each fault that takes a broker "
+          f"down first waits until every broker is back in every ISR); "
           f"history, verdict and picture in {result.out}")
     return 0 if result.verdict.ok else 1
 

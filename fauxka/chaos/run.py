@@ -55,6 +55,11 @@ class Result:
     records: int
     out: Path | None
 
+    @property
+    def not_reached(self) -> int:
+        """Scheduled faults the run ended before (the nemesis waits for recovery between them)."""
+        return len(self.steps) - self.injected - self.failed
+
 
 def _admin(bootstrap: str):
     from confluent_kafka.admin import AdminClient
@@ -187,7 +192,7 @@ class ChaosRun:
         if o.out is not None:
             (o.out / "verdict.json").write_text(json.dumps(
                 {**verdict.to_json(), "records": records, "faults_injected": nemesis.injected,
-                 "faults_not_injected": nemesis.failed, "schedule": [s.describe() for s in self.steps]}, indent=2))
+                 "faults_not_injected": nemesis.failed, "faults_not_reached": result.not_reached, "schedule": [s.describe() for s in self.steps]}, indent=2))
             if o.picture:
                 from .picture import draw
 
