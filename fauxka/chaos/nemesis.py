@@ -172,7 +172,9 @@ class Nemesis:
         """Make `broker` lead the partition if it is an in-sync replica other than the leader, else
         another such one; the new leader, None when there is none."""
         leader, isr = self.cluster.leader(topic, partition), self.cluster.isr(topic, partition)
-        others = [b for b in isr if b != leader and b in self.cluster.registered()]
+        with self._lock:  # a broker this nemesis has down may still be registered and in the ISR
+            down = {s.broker for s, _ in self._in_force.values() if s.nemesis in DOWN}
+        others = [b for b in isr if b != leader and b not in down and b in self.cluster.registered()]
         if not others:
             return None
         target = broker if broker in others else others[0]
