@@ -65,6 +65,9 @@ def main(argv: list[str] | None = None) -> int:
     report.add_arguments(p)
 
     fault_cli.add_arguments(sub)
+    from . import chaos_cli
+
+    chaos_cli.add_arguments(sub)
 
     args = parser.parse_args(argv)
     if argv is None and args.command in ("broker", "brokers", "starter", "up", "status"):
@@ -73,6 +76,8 @@ def main(argv: list[str] | None = None) -> int:
         return report.run(args)
     if args.command == "fault":
         return fault_cli.run(args)
+    if args.command == "chaos":
+        return chaos_cli.run(args)
     if args.command == "trace":
         return fault_cli.run_trace(args)
     if args.command in ("kill", "terminate", "pause", "resume", "restart"):

@@ -157,6 +157,12 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
         _key("audit.log.file", "string", None, doc="fauxka: the controller's audit trail (JSON lines) goes here instead of the log."),
         _key("audit.topic", "string", None, doc="fauxka: the controller also publishes its audit trail to this topic (one record per event, keyed by principal)."),
         _key("log.file", "string", None, doc="fauxka: JSON log lines go here instead of stderr."),
+        _key("fauxka.test.break", "string", None,
+             lambda v: None if set(v.split(",")) <= {"ack_before_replication", "read_committed_sees_aborted"}
+             else "Must be ack_before_replication, read_committed_sees_aborted or both, comma-separated",
+             "fauxka: a deliberately broken broker, to show `fauxka chaos`'s checker failing when it should: "
+             "acks=all answered before the followers have the records, or read_committed shown aborted records. "
+             "Never in production."),
         _key("fauxka.trace.file", "string", None,
              doc="fauxka: the request trace (JSON lines) goes here while `fauxka trace on` (ZooKeeper's /fauxka/trace) holds."),
         _key("log.level", "string", "INFO",

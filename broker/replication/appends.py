@@ -34,6 +34,8 @@ class AppendResult:
 class Appender:
     def __init__(self, replicas: "ReplicaManager"):
         self._replicas = replicas
+        # fauxka.test.break: the checker's proof that it catches a broker losing acknowledged records
+        self._ack_at_once = "ack_before_replication" in (replicas.config["fauxka.test.break"] or "").split(",")
 
     async def append_records(self, entries: dict[tuple[str, int], bytes], acks: int,
                              timeout_ms: int, origin: str = "client",
@@ -43,7 +45,7 @@ class Appender:
         origin "coordinator": transaction markers (WriteTxnMarkers) may be control batches.
         `on_appended`: as append_local's."""
         results = self.append_local(entries, acks, origin, on_appended)
-        if acks == -1:
+        if acks == -1 and not self._ack_at_once:
             await self.wait_for_acks(results, timeout_ms)
         return results
 

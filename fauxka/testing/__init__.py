@@ -13,4 +13,13 @@ from model.faults import Fault
 
 from .cluster import Cluster, wait_for
 
-__all__ = ["Cluster", "Fault", "FaultError", "make_fault", "wait_for"]
+
+def __getattr__(name):  # chaos needs confluent-kafka (the chaos or test extra): imported when asked for
+    if name in ("chaos", "run_chaos", "ChaosSession"):
+        from . import chaos_api as module
+
+        return getattr(module, name)
+    raise AttributeError(name)
+
+
+__all__ = ["ChaosSession", "Cluster", "Fault", "FaultError", "chaos", "make_fault", "run_chaos", "wait_for"]

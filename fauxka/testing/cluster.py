@@ -65,6 +65,34 @@ class Cluster:
         self._faults: FaultClient | None = None
         self.base_port = 0
         self.starter = starter
+        self._attached = False
+        self._bootstrap: str | None = None
+
+    @classmethod
+    def attach(cls, data_dir: str | Path | None = None, *, bootstrap: str | None = None,
+               zookeeper: str | None = None, timeout_s: float = 10.0) -> "Cluster":
+        """A running cluster this Cluster did not start: one `fauxka up` started in data_dir (all of
+        its faults, process ones included), or any fauxka cluster by its bootstrap servers and
+        ZooKeeper (the fault kit's faults only). stop() only lets go of it. OSError/TimeoutError
+        when there is nothing to attach to."""
+        cluster = cls(0, data_dir=data_dir or "/nonexistent/fauxka-attached", timeout_s=timeout_s)
+        cluster._own_dir, cluster._attached = False, True
+        if data_dir is not None and bootstrap is None:
+            state = launcher._read_state(Path(data_dir).resolve())
+            if state is None:
+                raise OSError(f"no cluster state in {data_dir} (start one with fauxka up)")
+            cluster.size = len(state["brokers"])
+            cluster.zk_connect = zookeeper or state["zookeeper_connect"]
+            cluster._bootstrap = ",".join(f"127.0.0.1:{b['port']}" for b in state["brokers"])
+            cluster.base_port = state["brokers"][0]["port"] - state["brokers"][0]["id"] + 1
+        else:
+            if not (bootstrap and zookeeper):
+                raise OSError("give the cluster's bootstrap servers and ZooKeeper together")
+            cluster.zk_connect, cluster._bootstrap = zookeeper, bootstrap
+        cluster._faults = FaultClient(cluster.zk_connect, timeout_s=timeout_s)
+        if data_dir is None or bootstrap is not None:
+            cluster.size = len(cluster._faults.brokers())
+        return cluster
 
     # --- life ------------------------------------------------------------------
 
@@ -92,6 +120,8 @@ class Cluster:
         if self._faults is not None:
             self._faults.close()
             self._faults = None
+        if self._attached:
+            return
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
             launcher.down(self.data_dir)  # the brokers, then a ZooKeeper of its own
         if self._own_dir and not os.environ.get("FAUXKA_KEEP_DATA"):
@@ -105,11 +135,13 @@ class Cluster:
 
     @property
     def broker_ids(self) -> list[int]:
+        if self._attached and self.base_port == 0:  # attached by bootstrap: the registered ones
+            return sorted(self.registered())
         return list(range(1, self.size + 1))
 
     @property
     def bootstrap(self) -> str:
-        return ",".join(self.address(i) for i in self.broker_ids)
+        return self._bootstrap or ",".join(self.address(i) for i in self.broker_ids)
 
     def address(self, broker_id: int) -> str:
         return f"127.0.0.1:{self.base_port + broker_id - 1}"
@@ -195,6 +227,12 @@ class Cluster:
 
     # --- processes ---------------------------------------------------------------
 
+    @property
+    def has_processes(self) -> bool:
+        """Whether its processes can be killed, paused, restarted (a cluster started through
+        `fauxka up`'s code, which keeps cluster.json)."""
+        return launcher._read_state(self.data_dir.resolve()) is not None
+
     def kill(self, broker_id: int) -> None:
         processes.act(self.data_dir, "kill", broker_id)
 
@@ -251,6 +289,11 @@ class Cluster:
         """The partition's leader as the controller wrote it (-1: none or no such partition)."""
         state = self.partition_state(topic, partition)
         return state["leader"] if state else -1
+
+    def replicas(self, topic: str, partition: int) -> list[int]:
+        """The partition's assigned replicas (its topic's znode), [] for no such partition."""
+        data = self.faults.get(f"/brokers/topics/{topic}")
+        return json.loads(data)["partitions"].get(str(partition), []) if data else []
 
     def partitions(self, topic: str) -> list[int]:
         return sorted(int(p) for p in self.faults.children(f"/brokers/topics/{topic}/partitions"))
