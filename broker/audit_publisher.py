@@ -53,7 +53,9 @@ class AuditPublisher:
 
     async def ensure_topic(self) -> None:
         """Create the topic if this broker is the controller and the topic is missing (Kafka's
-        internal topics: at first need, by the broker itself, not by a client's auto-creation)."""
+        internal topics: at first need, by the broker itself, not by a client's auto-creation),
+        waiting until its partitions have leaders (request.timeout.ms at most) so the first send
+        finds them."""
         broker = self.broker
         async with self._creating:
             if self.topic in broker.cache.topics or not broker.admin.active or self._refused:
@@ -66,7 +68,8 @@ class AuditPublisher:
                             receiving_broker=broker.broker_id, forwarded_by=None, api="create_topics",
                             api_version=CREATE_TOPICS_VERSION)
             [outcome] = await broker.admin.create_topics([NewTopic(self.topic, partitions, replication)],
-                                                         validate_only=False, timeout_ms=0, caller=caller)
+                                                         validate_only=False, caller=caller,
+                                                         timeout_ms=broker.config["request.timeout.ms"])
             code = ErrorCode(outcome.error_code)
             if code not in (ErrorCode.none, ErrorCode.request_timed_out, ErrorCode.topic_already_exists):
                 # each attempt is audited, hence published: retrying a lasting refusal would loop
