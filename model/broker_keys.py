@@ -38,12 +38,12 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
              doc="Listener name to security protocol."),
         _key("inter.broker.listener.name", "string", None,
              doc="Listener brokers use between each other; default: the PLAINTEXT one."),
-        _key("sasl.enabled.mechanisms", "list", ["PLAIN"],
-             doc="Mechanisms of SASL_PLAINTEXT listeners: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 "
-                 "(fauxka's default is PLAIN; Kafka's is GSSAPI)."),
-        _key("sasl.mechanism.inter.broker.protocol", "string", "PLAIN",
-             doc="Mechanism brokers authenticate with on a SASL inter-broker listener (fauxka's default is "
-                 "PLAIN; Kafka's is GSSAPI)."),
+        _key("sasl.enabled.mechanisms", "list", ["GSSAPI"],
+             doc="Mechanisms of SASL listeners: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 (Kafka's default, GSSAPI, "
+                 "stops start-up: fauxka has no Kerberos, so a SASL listener names its mechanisms)."),
+        _key("sasl.mechanism.inter.broker.protocol", "string", "GSSAPI",
+             doc="Mechanism brokers authenticate with on a SASL inter-broker listener (Kafka's default, GSSAPI, "
+                 "is refused as above)."),
         _key("sasl.jaas.config", "password", None, used=False,
              doc="Ignored by brokers, as in Kafka: use listener.name.<listener>.<mechanism>.sasl.jaas.config."),
         _key("sasl.server.max.receive.size", "int", 524288, at_least(1),

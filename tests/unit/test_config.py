@@ -34,6 +34,7 @@ def test_named_listeners_and_protocol_map():
         "listeners": "CLIENT://127.0.0.1:9092,BROKER://[::1]:19092",
         "listener.security.protocol.map": "CLIENT:SASL_PLAINTEXT,BROKER:PLAINTEXT",
         "inter.broker.listener.name": "broker",
+        "sasl.enabled.mechanisms": "PLAIN",
         "listener.name.client.plain.sasl.jaas.config":
             "org.apache.kafka.common.security.plain.PlainLoginModule required user_alice=\"a\";",
     })
