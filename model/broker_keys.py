@@ -29,7 +29,12 @@ def _key(name, type_, default, check=None, doc="", used=True) -> ConfigKey:
 BROKER_CONFIGS: dict[str, ConfigKey] = {
     k.name: k
     for k in (
-        _key("broker.id", "int", None, at_least(0), "This broker's id; required."),
+        _key("broker.id", "int", -1, None,
+             "This broker's id; -1: the one in log.dirs' meta.properties, else one generated in ZooKeeper."),
+        _key("broker.id.generation.enable", "bool", True,
+             doc="broker.id -1 and no meta.properties: take reserved.broker.max.id + a ZooKeeper sequence number."),
+        _key("reserved.broker.max.id", "int", 1000, at_least(0),
+             "Largest configurable broker.id; generated ids start above it."),
         _key("broker.rack", "string", None, doc="Rack of the broker, used by rack-aware assignment."),
         _key("listeners", "list", ["PLAINTEXT://:9092"], doc="NAME://host:port listeners to bind."),
         _key("advertised.listeners", "list", None, doc="Listeners published in ZooKeeper; default: listeners."),
