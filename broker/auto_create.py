@@ -14,6 +14,8 @@ import asyncio
 from typing import TYPE_CHECKING
 
 from controller.topics import NewTopic
+from coordinator.runtime import GROUP_METADATA_TOPIC
+from coordinator.txn.runtime import TRANSACTION_STATE_TOPIC
 from model.errors import ErrorCode
 from .config import inter_broker_credentials
 from .context import RequestContext
@@ -56,27 +58,30 @@ class AutoTopicCreator:
 
     def request(self, names: list[str], ctx: RequestContext,
                 spec: tuple[int, int, dict[str, str]] | None = None) -> None:
-        """Create `names` in the background (FindCoordinator's internal topics: its client is
-        answered COORDINATOR_NOT_AVAILABLE whatever the creation gives)."""
-        task = asyncio.get_running_loop().create_task(self.create(names, ctx, spec), name="auto-create-topics")
+        """Create `names` in the background as this broker's own request (FindCoordinator's internal
+        topics: Kafka passes no client context; its client is answered COORDINATOR_NOT_AVAILABLE
+        whatever the creation gives)."""
+        task = asyncio.get_running_loop().create_task(self.create(names, ctx, spec, as_broker=True),
+                                                      name="auto-create-topics")
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
     async def create(self, names: list[str], ctx: RequestContext,
-                     spec: tuple[int, int, dict[str, str]] | None = None) -> dict[str, int]:
+                     spec: tuple[int, int, dict[str, str]] | None = None, as_broker: bool = False) -> dict[str, int]:
         """Create `names` on behalf of the request `ctx`; the error code Metadata answers for each.
-        `spec` (partitions, replication factor, configs) replaces the broker defaults, as for an
-        internal topic (__consumer_offsets, GroupCoordinator.offsetsTopicConfigs)."""
+        `spec` (partitions, replication factor, configs) replaces what each name gets otherwise:
+        the internal topics' own (AutoTopicCreationManager.creatableTopic), else the broker defaults."""
         codes = {n: ErrorCode.unknown_topic_or_partition for n in names}
         fresh = [n for n in dict.fromkeys(names) if n not in self._in_flight]
         if not fresh:
             return codes
         self._in_flight.update(fresh)
         try:
+            topics = [(n, *(spec or self._spec(n))) for n in fresh]
             if self._broker.admin.active:
-                outcomes = await self._create_here(fresh, ctx, spec)
+                outcomes = await self._create_here(topics, ctx)
             else:
-                outcomes = await self._ask_controller(fresh, ctx, spec)
+                outcomes = await self._ask_controller(topics, ctx, as_broker)
         finally:
             self._in_flight.difference_update(fresh)
         for name, code in outcomes.items():
@@ -84,36 +89,32 @@ class AutoTopicCreator:
                 codes[name] = ErrorCode.leader_not_available if code in _CREATED else code
         return codes
 
-    def _defaults(self) -> tuple[int, int]:
+    def _spec(self, name: str) -> tuple[int, int, dict[str, str]]:
+        coordinators = self._broker.coordinators
+        if name == GROUP_METADATA_TOPIC:
+            return coordinators.offsets_topic_spec()
+        if name == TRANSACTION_STATE_TOPIC:
+            return coordinators.txn.topic_spec()
         config = self._broker.config
-        return config["num.partitions"], config["default.replication.factor"]
+        return config["num.partitions"], config["default.replication.factor"], {}
 
-    async def _create_here(self, names: list[str], ctx: RequestContext, spec=None) -> dict[str, int]:
-        partitions, replication = self._defaults()
-        configs: dict[str, str | None] = {}
-        if spec is not None:
-            partitions, replication, configs = spec
+    async def _create_here(self, topics: list[tuple], ctx: RequestContext) -> dict[str, int]:
         outcomes = await self._broker.admin.create_topics(
-            [NewTopic(n, partitions, replication, configs=dict(configs)) for n in names],
+            [NewTopic(n, partitions, replication, configs=dict(configs)) for n, partitions, replication, configs in topics],
             validate_only=False, timeout_ms=0, caller=caller(ctx))
         return {o.name: int(o.error_code) for o in outcomes}
 
-    async def _ask_controller(self, names: list[str], ctx: RequestContext, spec=None) -> dict[str, int]:
+    async def _ask_controller(self, topics: list[tuple], ctx: RequestContext, as_broker: bool) -> dict[str, int]:
         """The controller's answer per topic; none (UNKNOWN_TOPIC_OR_PARTITION) if it gave none."""
-        partitions, replication = self._defaults()
-        configs: dict[str, str] = {}
-        if spec is not None:
-            partitions, replication, configs = spec
         request = build(request_schema(19, CREATE_TOPICS_VERSION), {
             "topics": [{"name": n, "num_partitions": partitions, "replication_factor": replication,
                         "assignments": [], "configs": [{"name": k, "value": v} for k, v in configs.items()]}
-                       for n in names],
+                       for n, partitions, replication, configs in topics],
             "timeout": 0, "validate_only": False})
         frame = encode_request(request, ctx.request.correlation_id, ctx.request.client_id)[4:]
         create = decode_request(frame, api_table.lookup(19), CREATE_TOPICS_VERSION)
-        # an internal topic is the broker's own request (Kafka's FindCoordinator passes no client
-        # context to AutoTopicCreationManager): the controller authorizes the broker's principal
-        principal = ctx.principal if spec is None else broker_principal(self._broker)
+        # the broker's own request (FindCoordinator) is authorized as the broker's principal
+        principal = broker_principal(self._broker) if as_broker else ctx.principal
         as_client = RequestContext(self._broker, create, ctx.listener, principal, ctx.client_host,
                                    ctx.log.bind(api="create_topics", auto_create=True), connection=ctx.connection)
         try:
@@ -122,5 +123,6 @@ class AutoTopicCreator:
                 answer = decode_response(bytes(answer), request_schema(19, CREATE_TOPICS_VERSION))[1]
             return {t.name: int(t.error_code) for t in answer.topics}
         except Exception as exc:  # the client's next Metadata asks again
-            self._broker.log.warning("auto topic creation request failed", topics=names, error=repr(exc))
+            self._broker.log.warning("auto topic creation request failed", topics=[t[0] for t in topics],
+                                     error=repr(exc))
             return {}

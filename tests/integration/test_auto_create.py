@@ -18,7 +18,8 @@ def metadata(address: str, name: str, allow: bool = True):
 
 
 def test_unknown_topics_are_created_with_the_broker_defaults(make_cluster):
-    cluster = make_cluster(3, {"num.partitions": "3", "default.replication.factor": "3"})
+    cluster = make_cluster(3, {"num.partitions": "3", "default.replication.factor": "3",
+                               "offsets.topic.num.partitions": "5"})
     on_controller, elsewhere, refused = unique(), unique(), unique()
     assert metadata(cluster.controller_address(), on_controller)[0] == LEADER_NOT_AVAILABLE
     # not the controller: it has the controller create the topic and answers as the controller does
@@ -30,6 +31,10 @@ def test_unknown_topics_are_created_with_the_broker_defaults(make_cluster):
         assert wait_for(lambda n=name: metadata(cluster.non_controller_address(), n) == (0, 3), 10,
                         what=f"{name} auto-created")
     assert cluster.zk_get(f"/brokers/topics/{refused}") is None
+    # an internal topic asked for by name gets its own settings (AutoTopicCreationManager.creatableTopic)
+    assert metadata(cluster.non_controller_address(), "__consumer_offsets")[0] == LEADER_NOT_AVAILABLE
+    assert wait_for(lambda: metadata(cluster.controller_address(), "__consumer_offsets") == (0, 5), 30,
+                    what="__consumer_offsets with offsets.topic.num.partitions")
     [forwarded] = [e for e in cluster.audit_events() if e["resource_name"] == elsewhere]
     assert forwarded["forwarded_by"] is not None and forwarded["principal"] == "User:ANONYMOUS"
     assert metadata(cluster.controller_address(), "bad name!")[0] == INVALID_TOPIC
