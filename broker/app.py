@@ -37,7 +37,7 @@ from .metadata_cache import MetadataCache
 from .metrics import BrokerMetrics
 from .quotas import Quotas
 from .producer_ids import ProducerIdManager
-from .registration import BrokerIdTaken, register
+from .registration import BrokerIdTaken, NoBrokerId, register, resolve_broker_id
 from .replication.replica_manager import ReplicaManager
 from .server import Server
 
@@ -243,6 +243,15 @@ async def run(config: BrokerConfig) -> int:
     log = logs.configure(config["log.level"], config["log.file"], broker_id=config.broker_id)
     for key, value in config.unknown.items():
         log.warning("unknown configuration key", key=key, value=value)
+    try:
+        if config.broker_id < 0:  # Kafka's default -1: found in meta.properties or generated
+            config = await resolve_broker_id(config, log)
+            log = log.bind(broker_id=config.broker_id)
+            log.info("broker id resolved")
+    except (NoBrokerId, ZkUnavailable, asyncio.TimeoutError) as exc:
+        log.error("broker failed", error=str(exc) or type(exc).__name__)
+        print(f"fauxka broker: {exc or type(exc).__name__}", file=sys.stderr)
+        return 1
     try:
         broker = Broker(config, log)
     except (PolicyConfigError, AuthorizerConfigError) as exc:

@@ -6,14 +6,20 @@ Records go through aiokafka's producer (acks=all, idempotent) to the cluster's i
 listener, secured and authenticated as this broker (as Kafka's own clients inside a broker do,
 e.g. its metrics reporters). Recording never waits on the network: events queue here (at most
 MAX_QUEUED; beyond that the oldest are dropped and counted in the log) and one task owned by the
-broker sends them. The topic is created with the cluster's defaults on first use when
-auto.create.topics.enable is on; create it beforehand otherwise.
+broker sends them. The topic is the cluster's own, as Kafka's internal topics are: the controller
+creates it at first need, before it publishes its first record (audit.topic.num.partitions,
+audit.topic.replication.factor capped by the live brokers), whatever auto.create.topics.enable says.
 """
 
 import asyncio
 import collections
 from typing import TYPE_CHECKING, Any
 
+from controller.audit import Caller
+from controller.topics import NewTopic
+from model.errors import ErrorCode
+
+from .auto_create import CREATE_TOPICS_VERSION, broker_principal, internal_topic_spec
 from .config import inter_broker_credentials
 
 if TYPE_CHECKING:
@@ -34,6 +40,8 @@ class AuditPublisher:
         self._producer = None
         self.dropped = 0
         self.sent = 0
+        self._creating = asyncio.Lock()
+        self._refused = False  # the creation met a lasting refusal (a policy, a bad config): not asked again
 
     def offer(self, key: bytes, value: bytes) -> None:
         """Queue one record (never blocks); the oldest is dropped when MAX_QUEUED are waiting."""
@@ -42,6 +50,33 @@ class AuditPublisher:
             self.dropped += 1
         self._queue.append((key, value))
         self._wake.set()
+
+    async def ensure_topic(self) -> None:
+        """Create the topic if this broker is the controller and the topic is missing (Kafka's
+        internal topics: at first need, by the broker itself, not by a client's auto-creation),
+        waiting until its partitions have leaders (request.timeout.ms at most) so the first send
+        finds them."""
+        broker = self.broker
+        async with self._creating:
+            if self.topic in broker.cache.topics or not broker.admin.active or self._refused:
+                return
+            partitions, replication, _ = internal_topic_spec(
+                broker, "audit.topic.num.partitions", "audit.topic.replication.factor", lambda _r: {})
+            registration = broker.cache.brokers.get(broker.broker_id)
+            endpoint = registration and registration.endpoint(broker.config.inter_broker_listener)
+            caller = Caller(principal=broker_principal(broker), client_address=endpoint.host if endpoint else "",
+                            receiving_broker=broker.broker_id, forwarded_by=None, api="create_topics",
+                            api_version=CREATE_TOPICS_VERSION)
+            [outcome] = await broker.admin.create_topics([NewTopic(self.topic, partitions, replication)],
+                                                         validate_only=False, caller=caller,
+                                                         timeout_ms=broker.config["request.timeout.ms"])
+            code = ErrorCode(outcome.error_code)
+            if code not in (ErrorCode.none, ErrorCode.request_timed_out, ErrorCode.topic_already_exists):
+                # each attempt is audited, hence published: retrying a lasting refusal would loop
+                self._refused = not code.retriable
+                self.log.warning("audit topic not created", error=code.name, message=outcome.error_message)
+            else:
+                self.log.info("audit topic created", partitions=partitions, replication_factor=replication)
 
     def _bootstrap(self) -> list[str]:
         listener = self.broker.config.inter_broker_listener
@@ -92,6 +127,7 @@ class AuditPublisher:
             await self._close_producer()
 
     async def _send_queued(self) -> None:
+        await self.ensure_topic()
         if self._producer is None:
             self._producer = await self._connect()
         while self._queue:

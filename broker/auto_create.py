@@ -1,29 +1,35 @@
 """auto.create.topics.enable: Metadata for an unknown topic asks the controller to create it.
 
-As Kafka 3.x's AutoTopicCreationManager: the active controller creates at once
-(the client sees ErrorCode.leader_not_available and retries); another broker forwards a
-CreateTopics to the controller in the background, inside an envelope carrying
-the client's principal and address, so ACLs, policies and the audit see the
-client (the client sees ErrorCode.unknown_topic_or_partition and retries). A topic
-already asked for is not asked again.
+As Kafka 3.9's AutoTopicCreationManager in ZooKeeper mode (forwarding off, createTopicsInZk): any
+broker creates the topic with timeout 0 and answers what that gave, LEADER_NOT_AVAILABLE for a
+topic created (or already there, or "timed out" at timeout 0), the creation's own error otherwise
+(INVALID_REPLICATION_FACTOR when too few brokers are alive, POLICY_VIOLATION, ...); the client
+retries LEADER_NOT_AVAILABLE. fauxka writes topics only on the controller: the controller creates
+at once, another broker sends it a CreateTopics (timeout 0) inside an envelope carrying the
+client's principal and address, so ACLs, policies and the audit see the client, and waits for its
+answer. A topic already being created answers UNKNOWN_TOPIC_OR_PARTITION, as in Kafka.
 """
 
 import asyncio
 from typing import TYPE_CHECKING
 
 from controller.topics import NewTopic
+from coordinator.runtime import GROUP_METADATA_TOPIC
+from coordinator.txn.runtime import TRANSACTION_STATE_TOPIC
 from model.errors import ErrorCode
 from .config import inter_broker_credentials
 from .context import RequestContext
 from .handlers.admin_common import caller
 from .protocol import api_table
 from .protocol.build import build
-from .protocol.codec import decode_request, encode_request, request_schema
+from .protocol.codec import decode_request, decode_response, encode_request, request_schema
 
 if TYPE_CHECKING:
     from .app import Broker
 
-_CREATE_TOPICS_VERSION = 7
+CREATE_TOPICS_VERSION = 7
+# what createTopicsInZk answers for these creation outcomes: the topic is there (or on its way)
+_CREATED = frozenset({ErrorCode.none, ErrorCode.topic_already_exists, ErrorCode.request_timed_out})
 
 
 def internal_topic_spec(broker, partitions_key: str, replication_key: str, configs) -> tuple[int, int, dict[str, str]]:
@@ -33,7 +39,7 @@ def internal_topic_spec(broker, partitions_key: str, replication_key: str, confi
     return broker.config[partitions_key], replication, configs(replication)
 
 
-def _broker_principal(broker) -> str:
+def broker_principal(broker) -> str:
     """The principal this broker has on the inter-broker listener (User:ANONYMOUS over PLAINTEXT)."""
     credentials = inter_broker_credentials(broker.config)
     return f"User:{credentials[1]}" if credentials is not None else "User:ANONYMOUS"
@@ -51,52 +57,72 @@ class AutoTopicCreator:
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
     def request(self, names: list[str], ctx: RequestContext,
-                spec: tuple[int, int, dict[str, str]] | None = None) -> int:
-        """Ask for `names` to be created on behalf of the Metadata request `ctx`; the error code
-        Metadata answers for them. `spec` (partitions, replication factor, configs) replaces the
-        broker defaults, as for an internal topic (__consumer_offsets, GroupCoordinator.offsetsTopicConfigs)."""
-        fresh = [n for n in names if n not in self._in_flight]
+                spec: tuple[int, int, dict[str, str]] | None = None) -> None:
+        """Create `names` in the background as this broker's own request (FindCoordinator's internal
+        topics: Kafka passes no client context; its client is answered COORDINATOR_NOT_AVAILABLE
+        whatever the creation gives)."""
+        task = asyncio.get_running_loop().create_task(self.create(names, ctx, spec, as_broker=True),
+                                                      name="auto-create-topics")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def create(self, names: list[str], ctx: RequestContext,
+                     spec: tuple[int, int, dict[str, str]] | None = None, as_broker: bool = False) -> dict[str, int]:
+        """Create `names` on behalf of the request `ctx`; the error code Metadata answers for each.
+        `spec` (partitions, replication factor, configs) replaces what each name gets otherwise:
+        the internal topics' own (AutoTopicCreationManager.creatableTopic), else the broker defaults."""
+        codes = {n: ErrorCode.unknown_topic_or_partition for n in names}
+        fresh = [n for n in dict.fromkeys(names) if n not in self._in_flight]
+        if not fresh:
+            return codes
         self._in_flight.update(fresh)
-        local = self._broker.admin.active
-        if fresh:
-            work = self._create_here(fresh, ctx, spec) if local else self._ask_controller(fresh, ctx, spec)
-            task = asyncio.get_running_loop().create_task(work, name="auto-create-topics")
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
-            task.add_done_callback(lambda _t: self._in_flight.difference_update(fresh))
-        return ErrorCode.leader_not_available if local else ErrorCode.unknown_topic_or_partition
+        try:
+            topics = [(n, *(spec or self._spec(n))) for n in fresh]
+            if self._broker.admin.active:
+                outcomes = await self._create_here(topics, ctx)
+            else:
+                outcomes = await self._ask_controller(topics, ctx, as_broker)
+        finally:
+            self._in_flight.difference_update(fresh)
+        for name, code in outcomes.items():
+            if name in codes:
+                codes[name] = ErrorCode.leader_not_available if code in _CREATED else code
+        return codes
 
-    def _defaults(self) -> tuple[int, int]:
+    def _spec(self, name: str) -> tuple[int, int, dict[str, str]]:
+        coordinators = self._broker.coordinators
+        if name == GROUP_METADATA_TOPIC:
+            return coordinators.offsets_topic_spec()
+        if name == TRANSACTION_STATE_TOPIC:
+            return coordinators.txn.topic_spec()
         config = self._broker.config
-        return config["num.partitions"], config["default.replication.factor"]
+        return config["num.partitions"], config["default.replication.factor"], {}
 
-    async def _create_here(self, names: list[str], ctx: RequestContext, spec=None) -> None:
-        partitions, replication = self._defaults()
-        configs: dict[str, str | None] = {}
-        if spec is not None:
-            partitions, replication, configs = spec
-        await self._broker.admin.create_topics([NewTopic(n, partitions, replication, configs=dict(configs))
-                                                for n in names],
-                                               validate_only=False, timeout_ms=0, caller=caller(ctx))
+    async def _create_here(self, topics: list[tuple], ctx: RequestContext) -> dict[str, int]:
+        outcomes = await self._broker.admin.create_topics(
+            [NewTopic(n, partitions, replication, configs=dict(configs)) for n, partitions, replication, configs in topics],
+            validate_only=False, timeout_ms=0, caller=caller(ctx))
+        return {o.name: int(o.error_code) for o in outcomes}
 
-    async def _ask_controller(self, names: list[str], ctx: RequestContext, spec=None) -> None:
-        partitions, replication = self._defaults()
-        configs: dict[str, str] = {}
-        if spec is not None:
-            partitions, replication, configs = spec
-        request = build(request_schema(19, _CREATE_TOPICS_VERSION), {
+    async def _ask_controller(self, topics: list[tuple], ctx: RequestContext, as_broker: bool) -> dict[str, int]:
+        """The controller's answer per topic; none (UNKNOWN_TOPIC_OR_PARTITION) if it gave none."""
+        request = build(request_schema(19, CREATE_TOPICS_VERSION), {
             "topics": [{"name": n, "num_partitions": partitions, "replication_factor": replication,
                         "assignments": [], "configs": [{"name": k, "value": v} for k, v in configs.items()]}
-                       for n in names],
+                       for n, partitions, replication, configs in topics],
             "timeout": 0, "validate_only": False})
         frame = encode_request(request, ctx.request.correlation_id, ctx.request.client_id)[4:]
-        create = decode_request(frame, api_table.lookup(19), _CREATE_TOPICS_VERSION)
-        # an internal topic is the broker's own request (Kafka's FindCoordinator passes no client
-        # context to AutoTopicCreationManager): the controller authorizes the broker's principal
-        principal = ctx.principal if spec is None else _broker_principal(self._broker)
+        create = decode_request(frame, api_table.lookup(19), CREATE_TOPICS_VERSION)
+        # the broker's own request (FindCoordinator) is authorized as the broker's principal
+        principal = broker_principal(self._broker) if as_broker else ctx.principal
         as_client = RequestContext(self._broker, create, ctx.listener, principal, ctx.client_host,
                                    ctx.log.bind(api="create_topics", auto_create=True), connection=ctx.connection)
         try:
-            await self._broker.forwarding.forward(as_client)
+            answer = await self._broker.forwarding.forward(as_client)
+            if isinstance(answer, (bytes, bytearray, memoryview)):  # the controller's response frame
+                answer = decode_response(bytes(answer), request_schema(19, CREATE_TOPICS_VERSION))[1]
+            return {t.name: int(t.error_code) for t in answer.topics}
         except Exception as exc:  # the client's next Metadata asks again
-            self._broker.log.warning("auto topic creation request failed", topics=names, error=repr(exc))
+            self._broker.log.warning("auto topic creation request failed", topics=[t[0] for t in topics],
+                                     error=repr(exc))
+            return {}

@@ -76,6 +76,10 @@ class BrokerConfig:
     def as_dict(self) -> dict[str, Any]:
         return dict(self._values)
 
+    def with_broker_id(self, broker_id: int) -> "BrokerConfig":
+        """This configuration with the id found or generated for broker.id -1 (broker/broker_id.py)."""
+        return BrokerConfig({**self._values, "broker.id": broker_id}, self.unknown, self.originals)
+
 
 def load_config(path: str | Path | None, overrides: list[str] = ()) -> BrokerConfig:
     raw = parse_properties(Path(path).read_text()) if path else {}
@@ -101,9 +105,10 @@ def config_from_dict(raw: dict[str, str]) -> BrokerConfig:
             values[name] = _convert(key, raw[name])
         else:
             values[name] = key.default
-    for required in ("broker.id", "zookeeper.connect"):
-        if values[required] in (None, ""):
-            raise ConfigError(f"Missing required configuration \"{required}\" which has no default value.")
+    if values["zookeeper.connect"] in (None, ""):
+        raise ConfigError("Missing required configuration \"zookeeper.connect\" which has no default value.")
+    if not -1 <= values["broker.id"] <= values["reserved.broker.max.id"]:  # KafkaConfig.validateValues
+        raise ConfigError("broker.id must be greater than or equal to -1 and not greater than reserved.broker.max.id")
     if not values["log.dirs"]:
         values["log.dirs"] = [values["log.dir"]]
     if values["zookeeper.connection.timeout.ms"] is None:

@@ -1,6 +1,7 @@
-"""This broker's ephemeral /brokers/ids/<id> registration."""
+"""This broker's ephemeral /brokers/ids/<id> registration, and its id when broker.id is -1."""
 
-from zkstore import NodeExists, ZkStore
+from storage.log_manager import stored_broker_id
+from zkstore import NoNode, NodeExists, ZkStore
 from zkstore import paths as zp
 
 
@@ -23,3 +24,31 @@ async def register(zk: ZkStore, registration: zp.BrokerRegistration) -> None:
             f"match current session '{zk.session_id}': broker.id {registration.broker_id} is already "
             "registered by another broker"
         ) from None
+
+
+class NoBrokerId(Exception):
+    pass
+
+
+async def resolve_broker_id(config, log):
+    """KafkaServer.getOrGenerateBrokerId: broker.id as configured; for -1 the one in log.dirs'
+    meta.properties (written at the first start), else reserved.broker.max.id + the new data
+    version of /brokers/seqid (KafkaZkClient.generateBrokerSequenceId). The config with the id."""
+    if config.broker_id >= 0:
+        return config
+    stored = stored_broker_id(config["log.dirs"])
+    if stored is not None:
+        return config.with_broker_id(stored)
+    if not config["broker.id.generation.enable"]:
+        raise NoBrokerId("No broker ID found, and broker.id.generation.enable is disabled.")
+    zk = ZkStore(config["zookeeper.connect"], config["zookeeper.session.timeout.ms"], log)
+    await zk.start(config["zookeeper.connection.timeout.ms"] / 1000)
+    try:
+        try:
+            stat = await zk.set(zp.BROKER_SEQUENCE_ID, b"")
+        except NoNode:
+            await zk.ensure_path(zp.BROKER_SEQUENCE_ID)
+            stat = await zk.set(zp.BROKER_SEQUENCE_ID, b"")
+    finally:
+        await zk.stop()
+    return config.with_broker_id(stat.version + config["reserved.broker.max.id"])

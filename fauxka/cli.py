@@ -3,6 +3,7 @@
 import argparse
 import os
 import re
+import signal
 import sys
 from pathlib import Path
 
@@ -172,16 +173,39 @@ def _name_variable(message: str) -> str:
     return f"{message} (environment variable {variable_name(match.group(1))})" if match else message
 
 
+class _Stop(Exception):
+    """SIGTERM or SIGHUP in the foreground `fauxka zookeeper`."""
+
+
 def _zookeeper(args) -> int:
+    """ZooKeeper in the foreground until it exits, Ctrl-C, SIGTERM or SIGHUP; each of them stops the
+    Java process (it runs in its own session, so no signal reaches it but the one sent here)."""
+    state = {"asked": False, "armed": False}  # armed once the child is ours to stop: never leaked
+
+    def on_signal(_signum, _frame):
+        state["asked"] = True
+        if state["armed"]:
+            raise _Stop()
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    process = None
     try:
-        process = zookeeper.start(args.data_dir.resolve(), args.port)
-        zookeeper.wait_serving("127.0.0.1", args.port, 30, process)
-    except zookeeper.ZooKeeperError as exc:
-        print(f"fauxka zookeeper: {exc}", file=sys.stderr)
-        return 1
-    print(f"ZooKeeper serving on 127.0.0.1:{args.port} (log: {args.data_dir / 'zookeeper.log'})", flush=True)
-    try:
+        try:
+            process = zookeeper.start(args.data_dir.resolve(), args.port)
+            state["armed"] = True
+            if state["asked"]:
+                raise _Stop()
+            zookeeper.wait_serving("127.0.0.1", args.port, 30, process)
+        except zookeeper.ZooKeeperError as exc:
+            print(f"fauxka zookeeper: {exc}", file=sys.stderr)
+            return 1
+        print(f"ZooKeeper serving on 127.0.0.1:{args.port} (log: {args.data_dir / 'zookeeper.log'})", flush=True)
         return process.wait()
-    except KeyboardInterrupt:
-        process.terminate()
-        return process.wait()
+    except (KeyboardInterrupt, _Stop):
+        return 0
+    finally:
+        state["armed"] = False  # a second signal while stopping changes nothing: the child is stopped anyway
+        if process is not None:
+            zookeeper.stop(process)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

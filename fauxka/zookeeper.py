@@ -54,6 +54,18 @@ def start(data_dir: Path, port: int, host: str = "127.0.0.1") -> subprocess.Pope
                                 start_new_session=True, env={**os.environ, "ZOO_LOG_DIR": str(data_dir)})
 
 
+def stop(process: subprocess.Popen, timeout_s: float = 10.0) -> None:
+    """SIGTERM (ZooKeeper closes its sessions and exits), then SIGKILL after `timeout_s`; reaped."""
+    if process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 def is_serving(host: str, port: int) -> bool:
     try:
         with socket.create_connection((host, port), timeout=1) as sock:

@@ -29,7 +29,12 @@ def _key(name, type_, default, check=None, doc="", used=True) -> ConfigKey:
 BROKER_CONFIGS: dict[str, ConfigKey] = {
     k.name: k
     for k in (
-        _key("broker.id", "int", None, at_least(0), "This broker's id; required."),
+        _key("broker.id", "int", -1, None,
+             "This broker's id; -1: the one in log.dirs' meta.properties, else one generated in ZooKeeper."),
+        _key("broker.id.generation.enable", "bool", True,
+             doc="broker.id -1 and no meta.properties: take reserved.broker.max.id + a ZooKeeper sequence number."),
+        _key("reserved.broker.max.id", "int", 1000, at_least(0),
+             "Largest configurable broker.id; generated ids start above it."),
         _key("broker.rack", "string", None, doc="Rack of the broker, used by rack-aware assignment."),
         _key("listeners", "list", ["PLAINTEXT://:9092"], doc="NAME://host:port listeners to bind."),
         _key("advertised.listeners", "list", None, doc="Listeners published in ZooKeeper; default: listeners."),
@@ -38,12 +43,12 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
              doc="Listener name to security protocol."),
         _key("inter.broker.listener.name", "string", None,
              doc="Listener brokers use between each other; default: the PLAINTEXT one."),
-        _key("sasl.enabled.mechanisms", "list", ["PLAIN"],
-             doc="Mechanisms of SASL_PLAINTEXT listeners: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 "
-                 "(fauxka's default is PLAIN; Kafka's is GSSAPI)."),
-        _key("sasl.mechanism.inter.broker.protocol", "string", "PLAIN",
-             doc="Mechanism brokers authenticate with on a SASL inter-broker listener (fauxka's default is "
-                 "PLAIN; Kafka's is GSSAPI)."),
+        _key("sasl.enabled.mechanisms", "list", ["GSSAPI"],
+             doc="Mechanisms of SASL listeners: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 (Kafka's default, GSSAPI, "
+                 "stops start-up: fauxka has no Kerberos, so a SASL listener names its mechanisms)."),
+        _key("sasl.mechanism.inter.broker.protocol", "string", "GSSAPI",
+             doc="Mechanism brokers authenticate with on a SASL inter-broker listener (Kafka's default, GSSAPI, "
+                 "is refused as above)."),
         _key("sasl.jaas.config", "password", None, used=False,
              doc="Ignored by brokers, as in Kafka: use listener.name.<listener>.<mechanism>.sasl.jaas.config."),
         _key("sasl.server.max.receive.size", "int", 524288, at_least(1),
@@ -91,8 +96,8 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
              "How long to wait for ZooKeeper at start-up; default: the session timeout."),
         _key("num.partitions", "int", 1, at_least(1), "Default partition count of new topics."),
         _key("default.replication.factor", "int", 1, at_least(1), "Default replication factor of new topics."),
-        _key("auto.create.topics.enable", "bool", False,
-             doc="Metadata for an unknown topic creates it (fauxka's default is false; Kafka's is true)."),
+        _key("auto.create.topics.enable", "bool", True,
+             doc="Metadata for an unknown topic creates it (num.partitions, default.replication.factor)."),
         _key("delete.topic.enable", "bool", True, doc="Whether DeleteTopics may delete."),
         _key("socket.request.max.bytes", "int", 104857600, at_least(1),
              "Largest request frame; a larger one closes the connection."),
@@ -155,7 +160,13 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
              "How long the first rebalance of an empty group waits for more members (`fauxka up` and the tests use 0)."),
         _key("group.max.size", "int", 2147483647, at_least(1), "Most members a group may have."),
         _key("audit.log.file", "string", None, doc="fauxka: the controller's audit trail (JSON lines) goes here instead of the log."),
-        _key("audit.topic", "string", None, doc="fauxka: the controller also publishes its audit trail to this topic (one record per event, keyed by principal)."),
+        _key("audit.topic", "string", None,
+             doc="fauxka: the controller also publishes its audit trail to this topic (one record per event, keyed by "
+                 "principal), which it creates itself, as Kafka its internal topics, whatever auto.create.topics.enable says."),
+        _key("audit.topic.num.partitions", "int", 1, at_least(1),
+             doc="fauxka: partitions of audit.topic when the controller creates it (one keeps the trail in order)."),
+        _key("audit.topic.replication.factor", "int", 3, at_least(1),
+             doc="fauxka: replication factor of audit.topic when the controller creates it (capped by the live brokers)."),
         _key("log.file", "string", None, doc="fauxka: JSON log lines go here instead of stderr."),
         _key("fauxka.test.break", "string", None,
              lambda v: None if set(v.split(",")) <= {"ack_before_replication", "read_committed_sees_aborted"}

@@ -296,3 +296,18 @@ def _read_or_empty(path: str) -> dict[tuple[str, int], int]:
         return checkpoint.read_offsets(path)
     except (ValueError, OSError):
         return {}
+
+
+def stored_broker_id(log_dirs: list[str]) -> int | None:
+    """The broker.id of the first log dir's meta.properties (Kafka's MetaPropertiesEnsemble.nodeId),
+    None where there is none."""
+    for d in log_dirs:
+        try:
+            with open(os.path.join(d, META), encoding="utf-8") as f:
+                lines = f.read().splitlines()
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        props = dict(line.split("=", 1) for line in lines if "=" in line and not line.startswith("#"))
+        if "broker.id" in props:
+            return int(props["broker.id"])
+    return None

@@ -7,6 +7,7 @@ import uuid
 from dataclasses import dataclass, field
 
 BROKER_IDS = "/brokers/ids"
+BROKER_SEQUENCE_ID = "/brokers/seqid"  # its data version numbers generated broker ids
 TOPICS = "/brokers/topics"
 CONTROLLER = "/controller"
 CONTROLLER_EPOCH = "/controller_epoch"
@@ -41,7 +42,7 @@ TRACE = "/fauxka/trace"  # exists: every broker records the requests it answers 
 
 # What a Kafka broker creates at start-up when missing.
 PERSISTENT_PATHS = (
-    "/consumers", BROKER_IDS, TOPICS, "/brokers/seqid", CONFIG_CHANGES, f"{CONFIG}/topics",
+    "/consumers", BROKER_IDS, TOPICS, BROKER_SEQUENCE_ID, CONFIG_CHANGES, f"{CONFIG}/topics",
     f"{CONFIG}/clients", f"{CONFIG}/users", f"{CONFIG}/brokers", f"{CONFIG}/ips", DELETE_TOPICS,
     "/isr_change_notification", LATEST_PRODUCER_ID_BLOCK, "/log_dir_event_notification",
     METADATA_VERSION, APPLIED, FAULTS,

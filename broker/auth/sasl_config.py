@@ -1,7 +1,7 @@
 """The SASL settings of a broker's SASL_PLAINTEXT and SASL_SSL listeners, read from Kafka's keys and checked at start-up.
 
 - `sasl.enabled.mechanisms` (or `listener.name.<listener>.sasl.enabled.mechanisms`): PLAIN,
-  SCRAM-SHA-256, SCRAM-SHA-512;
+  SCRAM-SHA-256, SCRAM-SHA-512 (Kafka's default, GSSAPI, is refused: no Kerberos here);
 - `listener.name.<listener>.<mechanism>.sasl.jaas.config` (listener and mechanism in lower case,
   as Kafka looks them up): one login module per SASL listener and enabled mechanism; PLAIN's
   `user_<name>="<password>"` options are the PLAIN users, `username`/`password` the broker's own
@@ -84,7 +84,8 @@ def _listener(config, listener: str, entries: dict[str, JaasEntry]) -> ListenerS
                           "mechanism")
     for mechanism in mechanisms:
         if mechanism not in SUPPORTED_MECHANISMS:
-            raise SaslConfigError(f"Invalid value {','.join(mechanisms)} for configuration {key}: SASL mechanism "
+            unset = "" if key in config.originals else " (Kafka's default, used as sasl.enabled.mechanisms is not set)"
+            raise SaslConfigError(f"Invalid value {','.join(mechanisms)} for configuration {key}{unset}: SASL mechanism "
                               f"{mechanism} is not supported by fauxka ({', '.join(SUPPORTED_MECHANISMS)})")
     found = {}
     for mechanism in mechanisms:

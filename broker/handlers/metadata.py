@@ -58,12 +58,15 @@ async def handle(ctx, request):
     hidden = [n for n in unique_names if n not in visible]
     missing = [n for n in described if n not in cache.topics]
     uncreatable = _create_refused(ctx, request, missing)
-    missing_errors = _missing_topic_errors(ctx, request, [n for n in missing if n not in uncreatable])
-    for name in described:
-        if name in cache.topics:
+    missing_errors = await _missing_topic_errors(ctx, request, [n for n in missing if n not in uncreatable])
+    for name in described:  # the cache as it is now: auto-creation waited on the controller
+        if name in uncreatable:
+            continue
+        if name in missing_errors or name not in cache.topics:  # missing, or deleted meanwhile
+            code = missing_errors.get(name, ErrorCode.unknown_topic_or_partition)
+            topics.append(_topic_error(code, name, ZERO_UUID, _topic_ops(ctx, name, include_ops)))
+        else:
             topics.append(_topic(ctx, name, include_ops))
-        elif name not in uncreatable:
-            topics.append(_topic_error(missing_errors[name], name, ZERO_UUID, _topic_ops(ctx, name, include_ops)))
     topics += [_topic_error(ErrorCode.topic_authorization_failed, n, ZERO_UUID, is_internal=n in INTERNAL_TOPICS)
                for n in uncreatable]
     if not all_topics:  # topic ids are no secret, names are
@@ -102,14 +105,14 @@ def _create_refused(ctx, request, missing: list[str]) -> set[str]:
     return {n for n in missing if not ctx.authorized("CREATE", "TOPIC", n)}
 
 
-def _missing_topic_errors(ctx, request, missing: list[str]) -> dict[str, int]:
-    """INVALID_TOPIC_EXCEPTION for illegal names; the others are auto-created when allowed."""
+async def _missing_topic_errors(ctx, request, missing: list[str]) -> dict[str, int]:
+    """INVALID_TOPIC_EXCEPTION for illegal names; the others are auto-created when allowed, each
+    answered what its creation gave (KafkaApis.getTopicMetadata, broker/auto_create.py)."""
     errors = {n: ErrorCode.invalid_topic_exception if validate_topic_name(n) else ErrorCode.unknown_topic_or_partition for n in missing}
     allowed = ctx.config["auto.create.topics.enable"] and getattr(request, "allow_auto_topic_creation", True)
     creatable = [n for n in missing if errors[n] == ErrorCode.unknown_topic_or_partition]
     if allowed and creatable:
-        code = ctx.broker.auto_create.request(creatable, ctx)
-        errors.update({n: code for n in creatable})
+        errors.update(await ctx.broker.auto_create.create(creatable, ctx))
     return errors
 
 

@@ -1,12 +1,18 @@
 """`fauxka up --detach`, `status` and `down` as a user runs them."""
 
 import json
+import os
+import signal
 import socket
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
 
 from fauxka.ports import free_ports
 from tests.admin_helpers import create_topics, topic_spec, unique
+from tests.harness import wait_for
 
 
 def fauxka(*args, timeout=90):
@@ -33,6 +39,13 @@ def test_up_status_down(tmp_path):
         assert [r.error_code for r in create_topics(f"127.0.0.1:{base}", [topic_spec(name, 1, 1)])] == [0]
         events = [json.loads(line) for path in data_dir.glob("audit-*.log") for line in path.read_text().splitlines()]
         assert [(e["resource_name"], e["action"], e["error_code"]) for e in events] == [(name, "CREATE", 0)]
+        # the first thing every Kafka tutorial does: a topic made by producing to it (auto-creation)
+        bootstrap = f"127.0.0.1:{base}"
+        produced = subprocess.run(["kcat", "-P", "-b", bootstrap, "-t", "demo"], input=b"hello\n",
+                                  capture_output=True, timeout=60)
+        assert produced.returncode == 0, produced.stderr
+        consumed = subprocess.run(["kcat", "-C", "-b", bootstrap, "-t", "demo", "-e"], capture_output=True, timeout=60)
+        assert (consumed.returncode, consumed.stdout) == (0, b"hello\n"), consumed.stderr
     finally:
         down = fauxka("down", "--data-dir", str(data_dir))
     assert down.returncode == 0, down.stderr
@@ -89,8 +102,6 @@ def test_up_tls(tmp_path):
 
 def test_ctrl_c_stops_everything_when_output_is_piped_to_tee(tmp_path):
     """`fauxka up | tee up.log`, then Ctrl-C: tee dies with up, and up still stops every process."""
-    import os
-    import signal
     import time
 
     zk_port, base = free_ports(), free_ports(2)
@@ -125,3 +136,33 @@ def test_ctrl_c_stops_everything_when_output_is_piped_to_tee(tmp_path):
         if shell.poll() is None:
             os.killpg(shell.pid, signal.SIGKILL)
         fauxka("down", "--data-dir", str(data_dir))
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGHUP])
+def test_zookeeper_stops_its_java_process_on_sigterm_and_sighup(tmp_path, stop):
+    """`fauxka zookeeper` in the foreground, stopped by a process manager or a closed terminal."""
+    port = free_ports()
+    out = tmp_path / "out"
+    with open(out, "wb") as sink:
+        command = subprocess.Popen([sys.executable, "-m", "fauxka", "zookeeper", "--port", str(port),
+                                    "--data-dir", str(tmp_path / "zk")], stdout=sink, stderr=subprocess.STDOUT)
+    java = None
+    try:
+        wait_for(lambda: b"ZooKeeper serving" in out.read_bytes() or command.poll() is not None, 60,
+                 0.1, "ZooKeeper serving")
+        assert command.poll() is None, out.read_text()
+        children = Path(f"/proc/{command.pid}/task/{command.pid}/children").read_text().split()
+        [java] = [int(c) for c in children]
+        assert "QuorumPeerMain" in Path(f"/proc/{java}/cmdline").read_text()
+        command.send_signal(stop)
+        assert command.wait(30) == 0, out.read_text()
+        assert not Path(f"/proc/{java}").exists()  # stopped and reaped
+        with socket.socket() as free:  # no listener left (the probes' closed connections may linger)
+            free.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            free.bind(("127.0.0.1", port))
+            free.listen()
+    finally:
+        if command.poll() is None:
+            command.kill()
+        if java is not None and Path(f"/proc/{java}").exists():
+            os.kill(java, signal.SIGKILL)

@@ -38,7 +38,8 @@ def test_metadata_answers_every_version(cluster, version):
 
 
 def test_metadata_for_an_unknown_topic_is_unknown_topic_or_partition(cluster):
-    response = ask(cluster, 1, 3, 9, {"topics": [{"name": "no-such-topic"}], "allow_auto_topic_creation": True,
+    # the client declines auto-creation (on in the cluster, as Kafka's default): test_auto_create.py
+    response = ask(cluster, 1, 3, 9, {"topics": [{"name": "no-such-topic"}], "allow_auto_topic_creation": False,
                                       "include_topic_authorized_operations": False,
                                       "include_cluster_authorized_operations": False})
     assert [(t.name, int(t.error_code)) for t in response.topics] == [("no-such-topic", 3)]

@@ -190,7 +190,7 @@ def test_followers_replicate_over_a_sasl_inter_broker_listener(make_cluster):
 
     overrides = {**OVERRIDES, **FAST, "inter.broker.listener.name": "BROKER",
                  "listener.name.broker.plain.sasl.jaas.config": OVERRIDES["listener.name.client.plain.sasl.jaas.config"],
-                 "listener.name.broker.sasl.enabled.mechanisms": "PLAIN"}
+                 "listener.name.broker.sasl.enabled.mechanisms": "PLAIN", "sasl.mechanism.inter.broker.protocol": "PLAIN"}
     cluster = make_cluster(3, overrides, extra_listeners={"CLIENT": "SASL_PLAINTEXT", "BROKER": "SASL_PLAINTEXT"})
     topic = _topic(cluster, min_isr=3)
     producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all"})

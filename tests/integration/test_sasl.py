@@ -274,7 +274,7 @@ def test_alter_and_describe_errors(sasl_cluster):
 def test_sasl_inter_broker_listener(make_cluster):
     overrides = {**OVERRIDES, "listener.name.broker.plain.sasl.jaas.config": OVERRIDES[
         "listener.name.client.plain.sasl.jaas.config"], "inter.broker.listener.name": "BROKER",
-                 "listener.name.broker.sasl.enabled.mechanisms": "PLAIN"}
+                 "listener.name.broker.sasl.enabled.mechanisms": "PLAIN", "sasl.mechanism.inter.broker.protocol": "PLAIN"}
     cluster = make_cluster(1, overrides, extra_listeners={"CLIENT": "SASL_PLAINTEXT", "BROKER": "SASL_PLAINTEXT"})
     address = cluster.listener_address(1, "BROKER")
     assert asyncio.run(try_authenticate(address, "PLAIN", "broker", "broker-secret"))

@@ -268,7 +268,7 @@ def test_forwarding_over_sasl_ssl_without_host_name_checks(make_cluster, tmp_pat
     ssl.endpoint.identification.algorithm empty."""
     overrides = {**material_for_host(tmp_path, "elsewhere.example", certs.make_ca()),
                  "ssl.endpoint.identification.algorithm": "", "inter.broker.listener.name": "SECURE",
-                 "sasl.mechanism.inter.broker.protocol": "PLAIN",
+                 "sasl.enabled.mechanisms": "PLAIN", "sasl.mechanism.inter.broker.protocol": "PLAIN",
                  "listener.name.secure.plain.sasl.jaas.config":
                      f'{PLAIN} required username="broker" password="b" user_broker="b";'}
     cluster = make_cluster(2, overrides, extra_listeners={"SECURE": "SASL_SSL"})

@@ -34,6 +34,7 @@ def test_named_listeners_and_protocol_map():
         "listeners": "CLIENT://127.0.0.1:9092,BROKER://[::1]:19092",
         "listener.security.protocol.map": "CLIENT:SASL_PLAINTEXT,BROKER:PLAINTEXT",
         "inter.broker.listener.name": "broker",
+        "sasl.enabled.mechanisms": "PLAIN",
         "listener.name.client.plain.sasl.jaas.config":
             "org.apache.kafka.common.security.plain.PlainLoginModule required user_alice=\"a\";",
     })
@@ -58,12 +59,19 @@ def test_bad_values_name_the_key(key, value, fragment):
     assert fragment in str(err.value)
 
 
-@pytest.mark.parametrize("missing", ["broker.id", "zookeeper.connect"])
-def test_required_keys(missing):
-    values = dict(BASE)
-    del values[missing]
-    with pytest.raises(ConfigError, match=missing):
-        config_from_dict(values)
+def test_zookeeper_connect_is_required_and_broker_id_defaults_to_minus_one_as_in_kafka():
+    with pytest.raises(ConfigError, match="zookeeper.connect"):
+        config_from_dict({"broker.id": "1"})
+    config = config_from_dict({"zookeeper.connect": "zk:2181"})
+    assert config.broker_id == -1 and config["reserved.broker.max.id"] == 1000
+    assert config.with_broker_id(1001).broker_id == 1001
+
+
+@pytest.mark.parametrize("broker_id,reserved", [("-2", "1000"), ("1001", "1000"), ("6", "5")])
+def test_broker_id_between_minus_one_and_the_reserved_maximum(broker_id, reserved):
+    with pytest.raises(ConfigError, match="broker.id must be greater than or equal to -1 and not greater than "
+                                          "reserved.broker.max.id"):
+        config_from_dict({**BASE, "broker.id": broker_id, "reserved.broker.max.id": reserved})
 
 
 def test_unknown_keys_are_kept_for_a_warning_and_overrides_win(tmp_path):

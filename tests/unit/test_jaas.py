@@ -8,8 +8,9 @@ PLAIN_JAAS = (f'{PLAIN_MODULE} required username="broker" password="broker-secre
 BASE = {"broker.id": "1", "zookeeper.connect": "127.0.0.1:2181",
         "listeners": "CLIENT://127.0.0.1:9092,BROKER://127.0.0.1:9093",
         "listener.security.protocol.map": "CLIENT:SASL_PLAINTEXT,BROKER:PLAINTEXT",
-        "inter.broker.listener.name": "BROKER",
+        "inter.broker.listener.name": "BROKER", "sasl.enabled.mechanisms": "PLAIN",
         "listener.name.client.plain.sasl.jaas.config": PLAIN_JAAS}
+INTER_BROKER_PLAIN = {"inter.broker.listener.name": "CLIENT", "sasl.mechanism.inter.broker.protocol": "PLAIN"}
 
 
 def test_kafkas_example():
@@ -54,14 +55,28 @@ def test_listener_settings_and_inter_broker_credentials():
     assert client.mechanisms == ("PLAIN",)
     assert client.plain_password("alice") == "alice-secret" and client.plain_password("bob") is None
     assert inter_broker_credentials(config) is None
-    config = config_from_dict({**BASE, "inter.broker.listener.name": "CLIENT"})
+    config = config_from_dict({**BASE, **INTER_BROKER_PLAIN})
     assert inter_broker_credentials(config) == ("PLAIN", "broker", "broker-secret")
     scram = config_from_dict({
         **BASE, "inter.broker.listener.name": "CLIENT", "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-512",
         "sasl.mechanism.inter.broker.protocol": "SCRAM-SHA-512",
         "listener.name.client.scram-sha-512.sasl.jaas.config": f'{SCRAM_MODULE} required username="b" password="s";'})
     assert inter_broker_credentials(scram) == ("SCRAM-SHA-512", "b", "s")
-    assert config_from_dict({**BASE, "listener.name.client.sasl.enabled.mechanisms": "PLAIN"}).unknown == {}
+    listener_level = {k: v for k, v in BASE.items() if k != "sasl.enabled.mechanisms"}
+    assert config_from_dict({**listener_level, "listener.name.client.sasl.enabled.mechanisms": "PLAIN"}).unknown == {}
+
+
+def test_kafkas_default_mechanism_gssapi_is_refused_naming_the_key():
+    """Kafka's defaults are GSSAPI for both keys; fauxka has no Kerberos: a SASL listener names its
+    mechanisms, a SASL inter-broker listener its own (as a Kafka without a Kerberos setup must)."""
+    unset = {k: v for k, v in BASE.items() if k != "sasl.enabled.mechanisms"}
+    with pytest.raises(ConfigError) as err:
+        config_from_dict(unset)
+    assert ("Invalid value GSSAPI for configuration sasl.enabled.mechanisms (Kafka's default, used as "
+            "sasl.enabled.mechanisms is not set): SASL mechanism GSSAPI is not supported by fauxka") in str(err.value)
+    with pytest.raises(ConfigError) as err:
+        config_from_dict({**BASE, "inter.broker.listener.name": "CLIENT"})
+    assert "sasl.mechanism.inter.broker.protocol must be included in sasl.enabled.mechanisms" in str(err.value)
 
 
 @pytest.mark.parametrize("overrides,fragment", [
@@ -79,8 +94,7 @@ def test_listener_settings_and_inter_broker_credentials():
     ({"listener.security.protocol.map": "CLIENT:SASL_SSL,BROKER:PLAINTEXT"}, "a TLS listener needs a key store"),
     ({"inter.broker.listener.name": "CLIENT", "sasl.mechanism.inter.broker.protocol": "SCRAM-SHA-256"},
      "sasl.mechanism.inter.broker.protocol must be included in sasl.enabled.mechanisms"),
-    ({"inter.broker.listener.name": "CLIENT",
-      "listener.name.client.plain.sasl.jaas.config": f'{PLAIN_MODULE} required user_a="b";'},
+    ({**INTER_BROKER_PLAIN, "listener.name.client.plain.sasl.jaas.config": f'{PLAIN_MODULE} required user_a="b";'},
      "needs username and password options"),
 ])
 def test_start_up_errors_name_the_key(overrides, fragment):

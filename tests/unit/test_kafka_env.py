@@ -108,11 +108,11 @@ def kafka_environment(monkeypatch):
 def test_the_broker_command_names_the_missing_variable(kafka_environment, capsys):
     from fauxka import cli
 
-    kafka_environment.setenv("KAFKA_ZOOKEEPER_CONNECT", "zookeeper:2181")
+    kafka_environment.setenv("KAFKA_BROKER_ID", "1")  # (broker.id may be left out: Kafka's -1, generated)
     assert cli.main(["broker", "--kafka-env"]) == 2
     err = capsys.readouterr().err.strip()
-    assert err == ('fauxka broker: Missing required configuration "broker.id" which has no default value. '
-                   "(environment variable KAFKA_BROKER_ID)")
+    assert err == ('fauxka broker: Missing required configuration "zookeeper.connect" which has no default value. '
+                   "(environment variable KAFKA_ZOOKEEPER_CONNECT)")
 
 
 def test_the_broker_command_refuses_an_unknown_variable_in_one_line(kafka_environment, capsys):

@@ -70,6 +70,7 @@ def tls_config(files, **extra):
     base = {"broker.id": "1", "zookeeper.connect": "127.0.0.1:2181",
             "listeners": "PLAINTEXT://:0,SSL://:0,MTLS://:0,SECURE://:0",
             "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SSL:SSL,MTLS:SSL,SECURE:SASL_SSL",
+            "sasl.enabled.mechanisms": "PLAIN",
             "listener.name.secure.plain.sasl.jaas.config":
                 'org.apache.kafka.common.security.plain.PlainLoginModule required user_a="b";',
             **certs.broker_overrides(files)}
