@@ -117,9 +117,16 @@ class Cluster:
                         for i in range(1, size + 1)}
 
     def start(self, timeout_s: float = 30) -> probe.ClusterView:
+        """Start every broker and wait until the cluster is ready; a start that fails (a broker
+        exits, the deadline passes) stops the brokers it started, so none outlives its fixture."""
         for broker in self.brokers.values():
             broker.start()
-        return self.wait_ready(timeout_s)
+        try:
+            return self.wait_ready(timeout_s)
+        except BaseException:
+            for broker in self.brokers.values():
+                broker.stop()
+            raise
 
     def wait_ready(self, timeout_s: float = 30, ids: list[int] | None = None) -> probe.ClusterView:
         ids = ids or list(self.brokers)

@@ -86,7 +86,6 @@ def test_admin_cluster_topics_and_configs(kafkajs, cluster):
     assert result["listed_before_delete"] is True
 
 
-@pytest.mark.xfail(strict=True, reason="item 10, fixed on branch defaults")
 def test_producer_auto_creates_a_topic_through_a_non_controller(kafkajs):
     """A producer whose only bootstrap broker is not the controller sends to a topic nobody created:
     kafkajs asks that broker for the topic's metadata, which must create it and answer
