@@ -28,6 +28,7 @@ class TxnCoordinator:
         self.runtime = TxnRuntime(host, config["transaction.state.log.num.partitions"],
                                   broker.producer_ids.generate, self.markers.send,
                                   max_timeout_ms=config["transaction.max.timeout.ms"],
+                                  append_timeout_ms=config["request.timeout.ms"],
                                   log=broker.log.bind(component="transactions"))
         self.txns = self.runtime.txns
         self.metrics = TxnMetrics(broker.metrics.registry, self)

@@ -32,9 +32,11 @@ SETTLE_S = 0.2  # how long a request waits for the previous transaction's marker
 
 
 class TxnLog(Protocol):
-    async def append(self, transactional_id: str, key: bytes, value: bytes | None, appended=None) -> ErrorCode:
-        """Append to the id's partition with acks=all (ErrorCode.none: replicated); `appended()`,
-        when given, runs as soon as the leader's log has the record."""
+    async def append(self, transactional_id: str, key: bytes, value: bytes | None, appended=None,
+                     timeout_ms: int | None = None) -> ErrorCode:
+        """Append to the id's partition with acks=all (ErrorCode.none: replicated, REQUEST_TIMED_OUT
+        past `timeout_ms`, request.timeout.ms when None); `appended()`, when given, runs as soon as
+        the leader's log has the record."""
 
     def coordinator_epoch(self, transactional_id: str) -> int:
         """The leader epoch of the id's __transaction_state partition."""
@@ -108,9 +110,10 @@ class TransactionCoordinator:
                 early()
         meta.pending = True
         key, value = encode_key(meta.transactional_id), encode_value(_to_value(new))
-        try:
-            code = _store_error(await (self.log.append(meta.transactional_id, key, value) if early is None
-                                       else self.log.append(meta.transactional_id, key, value, appended=apply)))
+        try:  # replication awaited up to the transaction's timeout, as appendTransactionToLog
+            code = _store_error(await (
+                self.log.append(meta.transactional_id, key, value, timeout_ms=new.timeout_ms) if early is None
+                else self.log.append(meta.transactional_id, key, value, appended=apply, timeout_ms=new.timeout_ms)))
         finally:
             if not applied:
                 meta.pending = False

@@ -6,6 +6,9 @@ loading/unloading), over the same PartitionHost as the group coordinator's runti
   The coordinator epoch written into markers is the partition's leader epoch.
 - `lost_leadership(p)`: its transactional ids are forgotten (NOT_COORDINATOR).
 - appends are acks=all; one made at another leader epoch than the one loaded is NOT_COORDINATOR.
+  A state change waits for its replication up to the transaction's own timeout, a tombstone up to
+  request.timeout.ms (TransactionStateManager.appendTransactionToLog / removeExpiredTransactionalIds):
+  on a loaded machine a shorter wait answered COORDINATOR_NOT_AVAILABLE while Kafka's succeeds.
 - a task aborts transactions past transaction.timeout.ms every
   transaction.abort.timed.out.transaction.cleanup.interval.ms; another removes ids idle longer than
   transactional.id.expiration.ms every transaction.remove.expired.transaction.cleanup.interval.ms.
@@ -26,7 +29,7 @@ TXN_ROLE = "txn_coordinator"  # broker.protocol.api_table.Role.TXN_COORDINATOR.v
 
 class TxnRuntime:
     def __init__(self, host: PartitionHost, num_partitions: int, allocate_producer_id, send_markers, *,
-                 max_timeout_ms: int = 900000, append_timeout_ms: int = 5000, log=None):
+                 max_timeout_ms: int = 900000, append_timeout_ms: int = 30000, log=None):
         self.host = host
         self.num_partitions = num_partitions
         self.append_timeout_ms = append_timeout_ms
@@ -53,13 +56,15 @@ class TxnRuntime:
         state = self.partitions.get(self.partition_of(transactional_id))
         return state[1] if state is not None else -1
 
-    async def append(self, transactional_id: str, key: bytes, value: bytes | None, appended=None) -> ErrorCode:
+    async def append(self, transactional_id: str, key: bytes, value: bytes | None, appended=None,
+                     timeout_ms: int | None = None) -> ErrorCode:
         partition = self.partition_of(transactional_id)
         if not self.loads.leads(partition):
             return ErrorCode.not_leader_or_follower
+        timeout_ms = self.append_timeout_ms if timeout_ms is None else timeout_ms
         if appended is None:
-            return await self.host.append(TRANSACTION_STATE_TOPIC, partition, [(key, value)], self.append_timeout_ms)
-        return await self.host.append(TRANSACTION_STATE_TOPIC, partition, [(key, value)], self.append_timeout_ms,
+            return await self.host.append(TRANSACTION_STATE_TOPIC, partition, [(key, value)], timeout_ms)
+        return await self.host.append(TRANSACTION_STATE_TOPIC, partition, [(key, value)], timeout_ms,
                                       appended=appended)
 
     # --- leadership -----------------------------------------------------------------------------------

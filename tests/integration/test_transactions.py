@@ -140,6 +140,32 @@ def test_a_second_producer_with_the_same_id_fences_the_first(cluster):
     assert _read(cluster, topic, "read_committed", 1) == [b"winner"]
 
 
+def test_an_invalid_timeout_is_refused_before_any_state_and_the_id_stays_usable(cluster):
+    """librdkafka's 0103 do_test_misuse_txn: transaction.timeout.ms above transaction.max.timeout.ms
+    is INVALID_TRANSACTION_TIMEOUT, fatal for that producer; Kafka refuses it before writing anything
+    for the id (DescribeTransactions: TRANSACTIONAL_ID_NOT_FOUND), so a producer with the same id and
+    a valid timeout inits at once and commits."""
+    from confluent_kafka import KafkaError, KafkaException, Producer
+    from tests.admin_helpers import send
+    topic, tid = _topic(cluster), unique("tid")
+    refused = Producer({"bootstrap.servers": cluster.bootstrap, "transactional.id": tid,
+                        "transaction.timeout.ms": "2147483647"})
+    with pytest.raises(KafkaException) as raised:
+        refused.init_transactions(60)
+    error = raised.value.args[0]
+    assert error.code() == KafkaError.INVALID_TRANSACTION_TIMEOUT and error.fatal()
+    found = send(cluster.bootstrap.split(",")[0], 10, 3, {"key": tid, "key_type": 1})
+    assert int(found.error_code) == 0
+    described = send(f"{found.host}:{found.port}", 65, 0, {"transactional_ids": [tid]})
+    assert [int(s.error_code) for s in described.transaction_states] == [105]  # TRANSACTIONAL_ID_NOT_FOUND
+    producer = Producer({"bootstrap.servers": cluster.bootstrap, "transactional.id": tid})
+    producer.init_transactions(20)
+    producer.begin_transaction()
+    producer.produce(topic, b"valid", partition=0)
+    producer.commit_transaction(30)
+    assert _read(cluster, topic, "read_committed", 1) == [b"valid"]
+
+
 def test_a_transaction_past_its_timeout_is_aborted_by_the_coordinator(cluster):
     from confluent_kafka import Consumer, KafkaException, TopicPartition
     topic = _topic(cluster, 1)

@@ -176,3 +176,32 @@ def test_a_commit_is_stable_only_once_its_marker_is_replicated(make_cluster):
     wait_for(lambda: marks() == (6, 6), 30, what="the marker replicated and the transaction stable")
     assert int(list_offset(address, topic, 0, -1, isolation_level=1).offset) == 6
     assert sorted(_read_committed(cluster, topic, 5)) == [f"r{i}".encode() for i in range(5)]
+
+
+def test_a_lagging_in_sync_follower_delays_a_transaction_state_write_without_failing_it(make_cluster):
+    """TransactionStateManager.appendTransactionToLog waits for acks=all up to the transaction's own
+    timeout: a follower that stopped fetching but is still in the ISR holds the write until
+    replica.lag.time.max.ms drops it from the ISR, and then the write is answered NONE (fauxka waited
+    5 s and answered COORDINATOR_NOT_AVAILABLE again and again on a loaded machine)."""
+    from coordinator.group.partitioner import partition_for
+    # the paused follower keeps its ZooKeeper session (else the controller takes it out of the ISR at once)
+    cluster = make_cluster(3, {**OVERRIDES, "replica.lag.time.max.ms": "8000", "zookeeper.session.timeout.ms": "30000"})
+    tid = unique("tid")
+    coordinator = _coordinator(cluster, tid)  # creates __transaction_state
+    partition = partition_for(tid, 3)
+
+    def isr():
+        response = send(cluster.address_of(coordinator), 3, 12, {
+            "topics": [{"name": "__transaction_state", "topic_id": None}], "allow_auto_topic_creation": False,
+            "include_topic_authorized_operations": False})
+        return sorted(next(p for p in response.topics[0].partitions if p.partition_index == partition).isr_nodes)
+    wait_for(lambda: len(isr()) == 3, 30, 0.2, "three in-sync replicas of the id's partition")
+    paused = next(b for b in isr() if b != coordinator)
+    init = {"transactional_id": tid, "transaction_timeout": 60000, "producer_id": -1, "producer_epoch": -1}
+    cluster.brokers[paused].signal(signal.SIGSTOP)
+    try:
+        answer = send(cluster.address_of(coordinator), 22, 4, init, timeout_s=90)
+        assert int(answer.error_code) == 0 and int(answer.producer_epoch) == 0
+        assert paused not in isr()  # it was waited for until the ISR shrank
+    finally:
+        cluster.brokers[paused].signal(signal.SIGCONT)

@@ -13,9 +13,11 @@ from model.errors import ErrorCode, KafkaError
 class Log:
     def __init__(self):
         self.records: list[tuple[bytes, bytes | None]] = []
+        self.timeouts: list[int | None] = []  # each append's replication timeout
         self.fail = ErrorCode.none
 
-    async def append(self, transactional_id, key, value, appended=None):
+    async def append(self, transactional_id, key, value, appended=None, timeout_ms=None):
+        self.timeouts.append(timeout_ms)
         if self.fail != ErrorCode.none:
             return self.fail
         self.records.append((key, value))
@@ -135,6 +137,22 @@ def test_no_producer_id_block_answers_coordinator_load_in_progress_and_writes_no
     asyncio.run(body())
 
 
+def test_state_changes_wait_for_replication_up_to_the_transactions_timeout():
+    """appendTransactionToLog's timeout is the transaction's own (a loaded follower is waited for,
+    not answered COORDINATOR_NOT_AVAILABLE after a few seconds); a tombstone's is request.timeout.ms."""
+    async def body():
+        log = Log()
+        tc = _coordinator(log)
+        await tc.init_producer_id("tid", 45000)
+        await tc.add_partitions("tid", 1000, 0, {("t", 0)})
+        await tc.init_producer_id("idle", 30000)
+        assert log.timeouts == [45000, 45000, 30000]
+        assert await tc.expire_ids(0, now=10 ** 15) == 1  # "idle" only: "tid" has a transaction open
+        assert log.timeouts[-1] is None
+        await tc.close()
+    asyncio.run(body())
+
+
 def test_timed_out_transaction_is_aborted_with_a_bumped_epoch():
     async def body():
         log, markers = Log(), Markers()
@@ -219,8 +237,8 @@ class HeldLog(Log):
         self.release = asyncio.Event()
         self.outcome = ErrorCode.none
 
-    async def append(self, transactional_id, key, value, appended=None):
-        code = await super().append(transactional_id, key, value, appended)
+    async def append(self, transactional_id, key, value, appended=None, timeout_ms=None):
+        code = await super().append(transactional_id, key, value, appended, timeout_ms)
         if value is not None and decode_value(value).status in (TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT):
             await self.release.wait()
             return self.outcome
