@@ -84,7 +84,7 @@ TABLE: dict[int, Api] = {
         # Produce from v0 as Kafka 3.9 (librdkafka before 2.11.1 compresses gzip/snappy/lz4 only
         # when a broker's Produce range starts at 0: librdkafka#4956)
         Api(0, "produce", 0, 11, role=Role.LEADER),
-        Api(1, "fetch", 0, 16, role=Role.LEADER),
+        Api(1, "fetch", 0, 17, role=Role.LEADER),
         Api(2, "list_offsets", 0, 9, role=Role.LEADER),
         Api(3, "metadata", 0, 12),
         Api(7, "controlled_shutdown", 0, 3, role=Role.CONTROLLER),
