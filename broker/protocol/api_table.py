@@ -45,7 +45,8 @@ class Api:
     @property
     def precheck(self) -> Callable[[Any, Any], Any] | None:
         """The handler module's `precheck(ctx, body)`, run by the receiving broker before forwarding:
-        a response refuses the request there (e.g. token requests on a PLAINTEXT connection)."""
+        a response (or an awaitable of one) answers the request there (e.g. token requests refused on a
+        PLAINTEXT connection, BROKER_LOGGER changes applied on the broker they name)."""
         return _functions(self.name)[1]
 
     @property

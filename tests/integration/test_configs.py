@@ -300,3 +300,33 @@ def test_a_non_controller_forwards_and_answers_as_the_controller(cluster):
         incremental = [(TOPIC, topic, [("retention.ms", 0, "1")])]
         assert raw_alter(other, incremental, incremental_api=True, version=version) == raw_alter(
             controller, incremental, incremental_api=True, version=version)
+
+def test_broker_resource_altered_through_the_broker_it_names_that_is_not_the_controller(cluster):
+    """librdkafka sends a BROKER resource's AlterConfigs / IncrementalAlterConfigs to the broker it
+    names, which forwards it to the controller: the id is checked where the client sent it (Kafka's
+    ConfigAdminManager.preprocess), never again on the forwarded request. BROKER_LOGGER changes are
+    the receiving broker's own log levels."""
+    me = cluster.controller_id()
+    other = next(i for i in cluster.brokers if i != me)
+    key, name = "log.cleaner.delete.retention.ms", str(other)
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+    try:
+        assert incremental(admin, name, (key, "4321", SET), resource_type="broker") is None
+        assert zk_config(cluster, f"/config/brokers/{other}")["config"] == {key: "4321"}
+        assert wait_for(lambda: (describe(admin, name, "broker")[key].value == "4321") or None, 10)
+        resource = ConfigResource("broker", name, set_config={key: "5678"})  # the legacy AlterConfigs
+        assert admin.alter_configs([resource])[resource].result(timeout=10) is None
+        assert zk_config(cluster, f"/config/brokers/{other}")["config"] == {key: "5678"}
+        # sent to broker `other` but naming the controller: refused there, with the receiving broker's id
+        assert raw_alter(cluster.address_of(other), [(BROKER, str(me), [(key, 0, "1")])], incremental_api=True) == [
+            (BROKER, str(me), 42, f"Unexpected broker id, expected {other}, but received {me}")]
+        assert raw_alter(cluster.address_of(other), [(BROKER, str(me), {key: "1"})]) == [
+            (BROKER, str(me), 42, f"Unexpected broker id, expected {other}, but received {me}")]
+        # the logger level of `other` changes, and only there (confluent-kafka has no BROKER_LOGGER type)
+        assert raw_alter(cluster.address_of(other), [(BROKER_LOGGER, name, [("root", 0, "DEBUG")])],
+                         incremental_api=True) == [(BROKER_LOGGER, name, 0, None)]
+        assert described(cluster.address_of(other), BROKER_LOGGER, name) == [("root", "DEBUG", 6)]
+        assert described(cluster.controller_address(), BROKER_LOGGER, str(me)) == [("root", "INFO", 6)]
+    finally:
+        raw_alter(cluster.address_of(other), [(BROKER_LOGGER, name, [("root", 0, "INFO")])], incremental_api=True)
+        incremental(admin, name, (key, None, DELETE), resource_type="broker")
