@@ -330,3 +330,27 @@ def test_broker_resource_altered_through_the_broker_it_names_that_is_not_the_con
     finally:
         raw_alter(cluster.address_of(other), [(BROKER_LOGGER, name, [("root", 0, "INFO")])], incremental_api=True)
         incremental(admin, name, (key, None, DELETE), resource_type="broker")
+
+
+# Kafka 3.9 lists a topic's entries in the order of a Scala 2.13 mutable.HashMap of LogConfig's 36
+# keys (64 buckets); a configuration_keys filter builds a new map of the kept ones (16 buckets).
+TOPIC_ORDER_HEAD = ["compression.type", "leader.replication.throttled.replicas", "message.downconversion.enable",
+                    "min.insync.replicas", "segment.jitter.ms", "cleanup.policy", "flush.ms"]
+
+
+@pytest.mark.parametrize("version", [1, 2, 3, 4])
+def test_describe_configs_order_and_empty_error_message_as_kafka_3_9(cluster, controller, version):
+    """kafkajs's spec encodes Kafka 2.4 (null error_message, another order); Kafka 3.9 answers a
+    success with the generated default "" and entries in its Scala hash map's order."""
+    topic = new_topic(controller)
+    me = str(cluster.controller_id())
+    whole, some, broker = raw_describe(controller, [
+        (TOPIC, topic, None),
+        (TOPIC, topic, ["retention.ms", "cleanup.policy", "segment.bytes", "min.insync.replicas"]),
+        (BROKER, me, ["log.flush.interval.ms", "min.insync.replicas", "log.flush.interval.messages"])],
+        version, documentation=version >= 3)
+    assert [(int(r.error_code), r.error_message) for r in (whole, some, broker)] == [(0, "")] * 3
+    assert [c.name for c in whole.configs][:len(TOPIC_ORDER_HEAD)] == TOPIC_ORDER_HEAD
+    assert [c.name for c in some.configs] == ["cleanup.policy", "min.insync.replicas", "segment.bytes", "retention.ms"]
+    assert [c.name for c in broker.configs] == ["log.flush.interval.messages", "log.flush.interval.ms",
+                                               "min.insync.replicas"]
