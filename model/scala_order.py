@@ -10,17 +10,10 @@ map of n keys ends with the fewest buckets (at least 16) for which `n + 1 <= int
 
 from collections.abc import Iterable
 
+from .java_hash import java_string_hash
+
 _INITIAL_BUCKETS = 16
 _LOAD_FACTOR = 0.75
-
-
-def java_string_hash(s: str) -> int:
-    """java.lang.String.hashCode over UTF-16 code units, as a signed 32-bit int."""
-    h = 0
-    data = s.encode("utf-16-be")
-    for i in range(0, len(data), 2):
-        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
-    return h - (1 << 32) if h >= 1 << 31 else h
 
 
 def _improved(h: int) -> int:
