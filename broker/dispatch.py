@@ -1,6 +1,7 @@
 """Where a parsed request goes: its handler here, or the controller inside an envelope; and the
 one place that checks the api table's role (who answers an api) before a handler runs."""
 
+import inspect
 from typing import Any
 
 from model.errors import ErrorCode
@@ -31,6 +32,8 @@ async def answer(ctx: RequestContext) -> Any:
     api = ctx.request.api
     precheck = api.precheck if ctx.forwarded_by is None else None
     refused = precheck(ctx, ctx.request.body) if precheck is not None else None
+    if inspect.isawaitable(refused):  # a precheck that answers the request on the receiving broker
+        refused = await refused
     if refused is not None:
         return refused
     if api.forwardable and ctx.forwarded_by is None and not ctx.broker.admin.active:

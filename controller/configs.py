@@ -168,7 +168,7 @@ async def _alter_one(admin, change: ResourceChange, validate_only: bool, increme
         _alter_loggers(admin, change, validate_only)
         return False
     if change.resource_type == BROKER:
-        return await _alter_broker(admin, change, validate_only, incremental, authorize)
+        return await _alter_broker(admin, change, validate_only, incremental, authorize, _receiving_broker(admin, caller))
     if change.resource_type == TOPIC:
         _authorize(authorize, change)
         return await _alter_topic(admin, change, validate_only, incremental, caller)
@@ -217,15 +217,22 @@ def _authorize(authorize: Callable[[int, str], bool], change: ResourceChange) ->
         raise KafkaError(ErrorCode.cluster_authorization_failed if change.resource_type != TOPIC else ErrorCode.topic_authorization_failed)
 
 
+def _receiving_broker(admin, caller: Caller) -> int:
+    """The broker the client sent the request to: a BROKER resource must name it. Kafka checks the id
+    there (ConfigAdminManager.preprocess) and never again on the forwarded request, so a request
+    forwarded in an envelope is checked against the broker that forwarded it."""
+    return caller.forwarded_by if caller.forwarded_by is not None else admin.config.broker_id
+
+
 async def _alter_broker(admin, change: ResourceChange, validate_only: bool, incremental: bool,
-                        authorize: Callable[[int, str], bool]) -> bool:
+                        authorize: Callable[[int, str], bool], receiving_broker: int) -> bool:
     per_broker = change.name != ""
     if per_broker:
-        check_node_id(change.name, admin.config.broker_id)
+        check_node_id(change.name, receiving_broker)
     entity = change.name if per_broker else bc.DEFAULT_ENTITY
     cache = admin.cache
     dynamic_default = cache.broker_configs.get(bc.DEFAULT_ENTITY, {})
-    dynamic_broker = cache.broker_configs.get(str(admin.config.broker_id), {})
+    dynamic_broker = cache.broker_configs.get(str(receiving_broker), {})
     if incremental:
         unknown = next((op.op for op in change.ops if op.op not in OP_NAMES), None)
         if unknown is not None:

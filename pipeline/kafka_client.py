@@ -35,7 +35,9 @@ def consumer(client: dict):
 
 def topic_partitions(c, options: SourceOptions) -> list[tuple[str, int]]:
     """The (topic, partition) pairs the subscription names, sorted; KafkaSourceError when the
-    cluster does not answer in time or a subscribed topic does not exist."""
+    cluster does not answer in time or a subscribed topic has no readable partition (it does not
+    exist, or the cluster refuses it). As Spark's connector: topics subscribed by name are read as
+    given, `__`-prefixed ones too; a pattern leaves out the broker's internal topics."""
     from confluent_kafka import KafkaException
 
     servers = options.client["bootstrap.servers"]
@@ -45,17 +47,45 @@ def topic_partitions(c, options: SourceOptions) -> list[tuple[str, int]]:
         raise KafkaSourceError(f"no answer from kafka.bootstrap.servers={servers} within "
                                f"{METADATA_TIMEOUT_S:.0f}s: {exc.args[0]}") from None
     sub = options.subscription
-    found = {t: sorted(m.partitions) for t, m in metadata.topics.items() if m.error is None}
+    found = {t: sorted(p for p, m in tm.partitions.items() if m.error is None)
+             for t, tm in metadata.topics.items() if tm.error is None}
     if sub.kind == "subscribe":
-        missing = [t for t in sub.topics if t not in found]
+        missing = [t for t in sub.topics if t not in metadata.topics]
         if missing:
             raise KafkaSourceError(f"topic(s) {', '.join(missing)} not found on {servers}")
+        unreadable = [f"{t} ({metadata.topics[t].error or 'no readable partition'})"
+                      for t in sub.topics if not found.get(t)]
+        if unreadable:
+            raise KafkaSourceError(f"topic(s) {', '.join(unreadable)} not readable on {servers}")
+        return sorted((t, p) for t in set(sub.topics) for p in found[t])
     if sub.kind == "assign":
         missing = [f"{t}-{p}" for t, p in sub.assigned if p not in found.get(t, ())]
         if missing:
             raise KafkaSourceError(f"assigned partition(s) {', '.join(missing)} not found on {servers}")
         return sorted(set(sub.assigned))
-    return sorted((t, p) for t, ps in found.items() if sub.matches(t) and not t.startswith("__") for p in ps)
+    matched = [t for t in found if sub.matches(t)]
+    internal = _internal_topics(options.client, matched)
+    return sorted((t, p) for t in matched if t not in internal for p in found[t])
+
+
+def _internal_topics(client: dict, topics: list[str]) -> set[str]:
+    """Which of `topics` the broker's Metadata marks internal (Spark's consumer leaves them out of a
+    pattern subscription: exclude.internal.topics)."""
+    from confluent_kafka import KafkaException, TopicCollection
+    from confluent_kafka.admin import AdminClient
+
+    if not topics:
+        return set()
+    admin = AdminClient(dict(client))
+    futures = admin.describe_topics(TopicCollection(topics), request_timeout=METADATA_TIMEOUT_S)
+    internal = set()
+    for name, future in futures.items():
+        try:
+            if future.result(timeout=METADATA_TIMEOUT_S).is_internal:
+                internal.add(name)
+        except KafkaException:
+            continue  # deleted meanwhile: nothing to leave out
+    return internal
 
 
 def watermarks(c, pairs: list[tuple[str, int]]) -> dict[tuple[str, int], tuple[int, int]]:

@@ -10,8 +10,21 @@ from ..protocol.codec import response_schema
 from .admin_common import admin, caller
 
 
+async def loggers_here(ctx, request):
+    """ConfigAdminManager.preprocess: BROKER_LOGGER changes are the log levels of the broker the client
+    sent them to, applied there and never forwarded. A request naming only loggers is answered by the
+    receiving broker (dispatch's precheck) even when it is not the controller."""
+    controller = ctx.broker.admin
+    if controller.active or not request.resources or any(r.resource_type != BROKER_LOGGER for r in request.resources):
+        return None  # the controller answers it (a forwarded logger resource is checked against the controller's id)
+    return await _answer(ctx, request, True, controller)
+
+
 async def answer(ctx, request, incremental: bool):
-    controller = admin(ctx)
+    return await _answer(ctx, request, incremental, admin(ctx))
+
+
+async def _answer(ctx, request, incremental: bool, controller):
     if controller is None:
         results = [_result(r.resource_type, r.resource_name, ErrorCode.not_controller, None) for r in request.resources]
     else:

@@ -1,10 +1,14 @@
 """DescribeConfigs v1-v4, answered by any broker from its own config and metadata cache
-(Kafka's ConfigHelper.describeConfigs, 3.4)."""
+(Kafka's ConfigHelper.describeConfigs, 3.4-3.9). v1 synonyms and config_source; v2 same as v1; v3
+config_type and documentation; v4 flexible. A success carries error_message "" in every version
+(the generated field's default; Kafka 2.x sent null), and the entries in the order of Kafka 3.9's
+Scala hash map (model/scala_order.py)."""
 
 from controller import broker_configs as bc
 from controller.configs import BROKER, BROKER_LOGGER, TOPIC, java_int
 from model.acl_model import CLUSTER_NAME
 from model.errors import ErrorCode
+from model.scala_order import scala_hash_map_order
 from model.topic_configs import ConfigSource, ConfigValidationError, effective_topic_configs
 from model.topic_names import validate_topic_name
 
@@ -13,6 +17,10 @@ from ..protocol.codec import response_schema
 from .admin_common import dynamic_broker_layers
 
 _KEY = 32
+# How many entries Kafka 3.9's map of a whole TOPIC / per-broker BROKER resource holds (LogConfig's 36
+# keys; KafkaConfig's non-internal keys, about 320: any count from 192 to 383 gives the same table),
+# which sets its table size and so the order of the entries fauxka reports from it.
+_KAFKA_ENTRIES = {(TOPIC, True): 36, (BROKER, True): 320}
 TOPIC_REFUSED, CLUSTER_REFUSED = (29, "Topic authorization failed."), (31, "Cluster authorization failed.")
 INVALID_REQUEST_MESSAGE = ("This most likely occurs because of a request being malformed by the client library or "
                            "the message was sent to an incompatible broker. See the broker logs for more details.")
@@ -64,7 +72,12 @@ def _describe(ctx, resource, include_synonyms: bool, include_documentation: bool
     except _Refused as refused:
         return _result(resource, refused.code, refused.message, ())
     configs = [e for e in entries if not wanted or e["name"] in wanted]
-    return _result(resource, 0, "", configs)  # Kafka leaves the message at its default, ""
+    # In the order of Kafka's Scala map: the whole config map's table, or a filter's new map of the kept ones
+    whole = _KAFKA_ENTRIES.get((resource.resource_type, bool(resource.resource_name)), 0)
+    size = len(configs) if wanted else max(len(configs), whole)
+    by_name = {e["name"]: e for e in configs}
+    configs = [by_name[n] for n in scala_hash_map_order(by_name, size)]
+    return _result(resource, 0, "", configs)  # Kafka leaves the message at its default, "" (null only in 2.x)
 
 
 def _topic(ctx, topic: str, include_synonyms: bool, include_documentation: bool) -> list[dict]:

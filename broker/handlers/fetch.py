@@ -1,4 +1,4 @@
-"""Fetch v0-v16: translate to ReplicaManager.fetch and back.
+"""Fetch v0-v17: translate to ReplicaManager.fetch and back.
 
 Versions: v0-v1 get magic 0 message sets, v2-v3 magic 1 (down-converted as Kafka 3.x does in
 `maybeConvertFetchedData`: storage/down_convert.py; UNSUPPORTED_VERSION when the topic's
@@ -11,7 +11,8 @@ v7 fetch sessions (KIP-227: broker/replication/fetch_sessions.py); v9 current_le
 (KIP-320 fencing); v11 rack_id (KIP-392; no preferred read replica: -1); v12 flexible,
 last_fetched_epoch and diverging_epoch, current_leader; v13 topic ids instead of names
 (UNKNOWN_TOPIC_ID); v15 replica_state replaces replica_id (KIP-903); v16 node_endpoints
-(KIP-951). A follower's fetch (replica_id >= 0) needs ClusterAction on the cluster; a consumer's
+(KIP-951); v17 replica_directory_id (KIP-853: a KRaft follower's directory, unused here). A
+follower's fetch (replica_id >= 0) needs ClusterAction on the cluster; a consumer's
 Read on each topic (TOPIC_AUTHORIZATION_FAILED). consumer_byte_rate: a consumer's max_bytes is capped
 to what its quota allows in a window; over the quota the answer is empty with throttle_time_ms.
 """

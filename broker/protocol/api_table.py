@@ -45,7 +45,8 @@ class Api:
     @property
     def precheck(self) -> Callable[[Any, Any], Any] | None:
         """The handler module's `precheck(ctx, body)`, run by the receiving broker before forwarding:
-        a response refuses the request there (e.g. token requests on a PLAINTEXT connection)."""
+        a response (or an awaitable of one) answers the request there (e.g. token requests refused on a
+        PLAINTEXT connection, BROKER_LOGGER changes applied on the broker they name)."""
         return _functions(self.name)[1]
 
     @property
@@ -84,7 +85,7 @@ TABLE: dict[int, Api] = {
         # Produce from v0 as Kafka 3.9 (librdkafka before 2.11.1 compresses gzip/snappy/lz4 only
         # when a broker's Produce range starts at 0: librdkafka#4956)
         Api(0, "produce", 0, 11, role=Role.LEADER),
-        Api(1, "fetch", 0, 16, role=Role.LEADER),
+        Api(1, "fetch", 0, 17, role=Role.LEADER),
         Api(2, "list_offsets", 0, 9, role=Role.LEADER),
         Api(3, "metadata", 0, 12),
         Api(7, "controlled_shutdown", 0, 3, role=Role.CONTROLLER),

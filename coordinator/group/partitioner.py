@@ -5,13 +5,7 @@ ownership check, the status check, the append)."""
 
 import functools
 
-
-def java_string_hash(s: str) -> int:
-    h = 0
-    data = s.encode("utf-16-be")
-    for i in range(0, len(data), 2):
-        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
-    return h - (1 << 32) if h >= 1 << 31 else h
+from model.java_hash import java_string_hash
 
 
 @functools.lru_cache(maxsize=65536)

@@ -300,3 +300,57 @@ def test_a_non_controller_forwards_and_answers_as_the_controller(cluster):
         incremental = [(TOPIC, topic, [("retention.ms", 0, "1")])]
         assert raw_alter(other, incremental, incremental_api=True, version=version) == raw_alter(
             controller, incremental, incremental_api=True, version=version)
+
+def test_broker_resource_altered_through_the_broker_it_names_that_is_not_the_controller(cluster):
+    """librdkafka sends a BROKER resource's AlterConfigs / IncrementalAlterConfigs to the broker it
+    names, which forwards it to the controller: the id is checked where the client sent it (Kafka's
+    ConfigAdminManager.preprocess), never again on the forwarded request. BROKER_LOGGER changes are
+    the receiving broker's own log levels."""
+    me = cluster.controller_id()
+    other = next(i for i in cluster.brokers if i != me)
+    key, name = "log.cleaner.delete.retention.ms", str(other)
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+    try:
+        assert incremental(admin, name, (key, "4321", SET), resource_type="broker") is None
+        assert zk_config(cluster, f"/config/brokers/{other}")["config"] == {key: "4321"}
+        assert wait_for(lambda: (describe(admin, name, "broker")[key].value == "4321") or None, 10)
+        resource = ConfigResource("broker", name, set_config={key: "5678"})  # the legacy AlterConfigs
+        assert admin.alter_configs([resource])[resource].result(timeout=10) is None
+        assert zk_config(cluster, f"/config/brokers/{other}")["config"] == {key: "5678"}
+        # sent to broker `other` but naming the controller: refused there, with the receiving broker's id
+        assert raw_alter(cluster.address_of(other), [(BROKER, str(me), [(key, 0, "1")])], incremental_api=True) == [
+            (BROKER, str(me), 42, f"Unexpected broker id, expected {other}, but received {me}")]
+        assert raw_alter(cluster.address_of(other), [(BROKER, str(me), {key: "1"})]) == [
+            (BROKER, str(me), 42, f"Unexpected broker id, expected {other}, but received {me}")]
+        # the logger level of `other` changes, and only there (confluent-kafka has no BROKER_LOGGER type)
+        assert raw_alter(cluster.address_of(other), [(BROKER_LOGGER, name, [("root", 0, "DEBUG")])],
+                         incremental_api=True) == [(BROKER_LOGGER, name, 0, None)]
+        assert described(cluster.address_of(other), BROKER_LOGGER, name) == [("root", "DEBUG", 6)]
+        assert described(cluster.controller_address(), BROKER_LOGGER, str(me)) == [("root", "INFO", 6)]
+    finally:
+        raw_alter(cluster.address_of(other), [(BROKER_LOGGER, name, [("root", 0, "INFO")])], incremental_api=True)
+        incremental(admin, name, (key, None, DELETE), resource_type="broker")
+
+
+# Kafka 3.9 lists a topic's entries in the order of a Scala 2.13 mutable.HashMap of LogConfig's 36
+# keys (64 buckets); a configuration_keys filter builds a new map of the kept ones (16 buckets).
+TOPIC_ORDER_HEAD = ["compression.type", "leader.replication.throttled.replicas", "message.downconversion.enable",
+                    "min.insync.replicas", "segment.jitter.ms", "cleanup.policy", "flush.ms"]
+
+
+@pytest.mark.parametrize("version", [1, 2, 3, 4])
+def test_describe_configs_order_and_empty_error_message_as_kafka_3_9(cluster, controller, version):
+    """kafkajs's spec encodes Kafka 2.4 (null error_message, another order); Kafka 3.9 answers a
+    success with the generated default "" and entries in its Scala hash map's order."""
+    topic = new_topic(controller)
+    me = str(cluster.controller_id())
+    whole, some, broker = raw_describe(controller, [
+        (TOPIC, topic, None),
+        (TOPIC, topic, ["retention.ms", "cleanup.policy", "segment.bytes", "min.insync.replicas"]),
+        (BROKER, me, ["log.flush.interval.ms", "min.insync.replicas", "log.flush.interval.messages"])],
+        version, documentation=version >= 3)
+    assert [(int(r.error_code), r.error_message) for r in (whole, some, broker)] == [(0, "")] * 3
+    assert [c.name for c in whole.configs][:len(TOPIC_ORDER_HEAD)] == TOPIC_ORDER_HEAD
+    assert [c.name for c in some.configs] == ["cleanup.policy", "min.insync.replicas", "segment.bytes", "retention.ms"]
+    assert [c.name for c in broker.configs] == ["log.flush.interval.messages", "log.flush.interval.ms",
+                                               "min.insync.replicas"]

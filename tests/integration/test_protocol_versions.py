@@ -71,3 +71,14 @@ def test_metadata_for_an_illegal_topic_name_is_invalid_topic_exception(cluster):
                                       "include_topic_authorized_operations": False,
                                       "include_cluster_authorized_operations": False})
     assert [(t.name, int(t.error_code)) for t in response.topics] == [("bad name!", 17)]
+
+
+def test_kafka_python_takes_fauxka_for_kafka_3_9(cluster):
+    """kafka-python infers the broker's version from its ApiVersions (Fetch v17 is 3.9's mark)."""
+    from kafka import KafkaConsumer
+
+    consumer = KafkaConsumer(bootstrap_servers=cluster.bootstrap)
+    try:
+        assert consumer.config["api_version"] == (3, 9)
+    finally:
+        consumer.close()

@@ -4,6 +4,7 @@
 import json
 
 import pyarrow.parquet as pq
+import pytest
 
 from fauxka import cli
 from tests.admin_helpers import create_topics, delete_topics, errors, topic_spec, unique
@@ -71,3 +72,26 @@ def test_report_of_a_real_clusters_audit_log(spark, make_cluster, tmp_path, caps
     assert "10 admin write events from 2 file(s); 0 malformed line(s)" in report  # audit-1.log, audit-2.log
     assert "| fauxka.policy.max.partitions | 3 | 1 |" in report
     assert (out / "timeline.png").read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.timeout(360)  # a report on Spark: past 120 s on a loaded box
+def test_report_reads_a_topic_named_with_two_underscores(spark, cluster, tmp_path, capsys):  # noqa: F811
+    """A topic subscribed by name is read whatever its name (Spark's connector leaves out internal
+    topics only from patterns): the audit trail copied into `__<name>` reports every event."""
+    from confluent_kafka import Producer
+
+    create_topics(cluster.controller_address(), [topic_spec(unique("audited"), 1)])  # at least one event
+    events = cluster.audit_events()
+    topic = "__" + unique("audit")
+    assert [e[1] for e in errors(create_topics(cluster.controller_address(), [topic_spec(topic, 2, 3)]))] == [0]
+    producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all"})
+    for event in events:
+        producer.produce(topic, json.dumps(event).encode(), event["principal"].encode())
+    assert producer.flush(30) == 0
+
+    out = tmp_path / "report"
+    assert cli.main(["report", "--bootstrap", cluster.bootstrap, "--topic", topic, "--out", str(out)]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["events"] == len(events) > 0
+    assert summary["errors"] == sum(e["error_code"] != 0 for e in events)
+    assert f"{len(events)} admin write events" in (out / "report.md").read_text()

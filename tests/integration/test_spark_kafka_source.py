@@ -221,3 +221,27 @@ def test_read_committed_hides_aborted_records_and_read_uncommitted_shows_them(sp
     assert sorted(bytes(r.value) for r in everything) == sorted(sent["committed"] + sent["aborted"])
     # offsets: the aborted records and every transaction's marker take offsets read_committed skips
     assert {(r.partition, r.offset) for r in committed} < {(r.partition, r.offset) for r in everything}
+
+
+def test_double_underscore_topic_read_by_name_pattern_leaves_out_internal(spark, source, cluster):  # noqa: F811
+    """Spark's connector reads a topic subscribed by name as given; a pattern leaves out only the
+    topics the broker's Metadata marks internal (__consumer_offsets here), never other `__` names."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    name = "__" + unique("spark")
+    [result] = create_topics(cluster.controller_address(), [topic_spec(name, 2, 3)])
+    assert int(result.error_code) == 0, result
+    sent = _produce(cluster, name, 2, 5)
+    probe = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": unique("g")})
+    try:  # a group's offsets looked up: __consumer_offsets exists, for the pattern to leave out
+        probe.committed([TopicPartition(name, 0)], timeout=30)
+    finally:
+        probe.close()
+    expected = sorted((p, k.decode()) for p, k, *_ in sent)
+    rows = _reader(spark, source, cluster, name, startingOffsets="earliest").collect()
+    assert sorted((r.partition, bytes(r.key).decode()) for r in rows) == expected
+    rows = (spark.read.format(source).option("kafka.bootstrap.servers", cluster.bootstrap)
+            .option("subscribePattern", "__.*").option("startingOffsets", "earliest").load()
+            .select("topic").distinct().collect())
+    topics = {r.topic for r in rows}
+    assert name in topics and "__consumer_offsets" not in topics
