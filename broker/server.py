@@ -103,6 +103,8 @@ class Server:
         gauge.inc()
         conn = Connection(endpoint, peer[0])
         max_bytes = self._broker.config["socket.request.max.bytes"]
+        idle_ms = self._broker.config["connections.max.idle.ms"]
+        idle_s = idle_ms / 1000 if idle_ms >= 0 else None
         tls_settings = self._broker.config.tls
         try:
             tls = tls_settings.listeners.get(endpoint.listener)
@@ -118,7 +120,12 @@ class Server:
                 if muted > 0:  # KIP-219: the response went out at once, the next request waits the throttle time
                     await asyncio.sleep(muted)
                 authenticating = conn.sasl is not None and not conn.sasl.complete
-                frame = await read_frame(reader, conn.sasl.max_receive if authenticating else max_bytes)
+                try:  # connections.max.idle.ms: Kafka's Selector closes a channel idle that long
+                    async with asyncio.timeout(None if waiting else idle_s):
+                        frame = await read_frame(reader, conn.sasl.max_receive if authenticating else max_bytes)
+                except TimeoutError:
+                    log.debug("closing idle connection", idle_ms=idle_ms)
+                    break
                 if frame is None:
                     break
                 if len(frame) >= 2 and frame[1] == PRODUCE_KEY and frame[0] == 0 and not authenticating \

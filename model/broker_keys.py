@@ -101,6 +101,8 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
         _key("delete.topic.enable", "bool", True, doc="Whether DeleteTopics may delete."),
         _key("socket.request.max.bytes", "int", 104857600, at_least(1),
              "Largest request frame; a larger one closes the connection."),
+        _key("connections.max.idle.ms", "int", 600000, at_least(-1),
+             "A connection with no request for this long is closed (-1: never)."),
         _key("request.timeout.ms", "int", 30000, at_least(0), "Forwarding deadline to the controller."),
         _key("controlled.shutdown.enable", "bool", True, doc="SIGTERM asks the controller to move this broker's leaderships first."),
         _key("controlled.shutdown.max.retries", "int", 3, at_least(1), "Controlled shutdown attempts before an unclean stop."),
