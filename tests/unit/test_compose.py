@@ -32,9 +32,17 @@ def test_compose_v1_validates():
     assert result.returncode == 0, result.stderr
 
 
-def resolved(env: dict[str, str] | None = None) -> dict:
+def _compose_v2() -> bool:
+    """A docker CLI with the compose v2 plugin (a bare CLI answers "unknown command")."""
     if shutil.which("docker") is None:
-        pytest.skip("docker (with the compose v2 plugin) not found on PATH")
+        return False
+    probe = subprocess.run(["docker", "compose", "version"], capture_output=True, text=True, timeout=60)
+    return probe.returncode == 0
+
+
+def resolved(env: dict[str, str] | None = None) -> dict:
+    if not _compose_v2():
+        pytest.skip("docker with the compose v2 plugin not found on PATH: ../shared/tools/container-engine.sh start installs it")
     result = subprocess.run(["docker", "compose", "-f", str(COMPOSE_FILE), "config", "--format", "json"],
                             cwd=ROOT, capture_output=True, text=True, timeout=60,
                             env={"PATH": "/usr/local/bin:/usr/bin:/bin", **(env or {})})
