@@ -134,13 +134,7 @@ def run_one(number: str, tests_dir: Path, env: dict, log_dir: Path, timeout_s: f
             code = None
     elapsed = time.monotonic() - started
     text = ANSI.sub("", log.read_text(errors="replace"))
-    rows = []
-    for line in text.splitlines():
-        m = SUMMARY.match(line)
-        # Tests of other numbers, and this number's local/sockem/known-issue ones (-L -E -K), are
-        # listed as skipped "due to test flags": not rows of the table.
-        if m and m["name"][:4] == number and "test flags" not in m["rest"]:
-            rows.append(Row(m["name"], m["state"], float(m["secs"]), m["rest"].strip()))
+    rows = summary_rows(text, number)
     if code is None:
         return [Row(number, "TIMEOUT", elapsed, f"killed after {timeout_s:.0f} s; last line: {_last(text)}")]
     if not rows:
@@ -148,6 +142,18 @@ def run_one(number: str, tests_dir: Path, env: dict, log_dir: Path, timeout_s: f
     for row in rows:
         if row.result == "FAILED" and not row.failure:
             row.failure = _first_failure(text)
+    return rows
+
+
+def summary_rows(text: str, number: str) -> list[Row]:
+    """The rows of test-runner's closing summary (colours removed) for the tests of `number`.
+    Tests of other numbers, and this number's local/sockem/known-issue ones (-L -E -K), are listed
+    as skipped "due to test flags": not rows of the table."""
+    rows = []
+    for line in text.splitlines():
+        m = SUMMARY.match(line)
+        if m and m["name"][:4] == number and "test flags" not in m["rest"]:
+            rows.append(Row(m["name"], m["state"], float(m["secs"]), m["rest"].strip()))
     return rows
 
 
