@@ -36,6 +36,7 @@ SCENARIO = [
 
 # A summary line of test-runner: "|<colour> 0001_multiobj   |     PASSED |   3.210s <colour>| reason"
 SUMMARY = re.compile(r"^\|\S*\s+(?P<name>\d{4}_\w+)\s+\|\s+(?P<state>[A-Z_]+)\s+\|\s+(?P<secs>[\d.]+)s\s*\S*\|(?P<rest>.*)$")
+FAILURE = re.compile(r'^### Test "(?P<test>[^"]+)" failed at (?P<where>\S+) at .*: ###$')
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
@@ -95,7 +96,7 @@ def kafka_path(work: Path, java_lib: Path) -> Path:
     return path
 
 
-def test_environment(state: dict, work: Path, multiplier: float, java_lib: Path) -> dict:
+def test_environment(state: dict, work: Path, multiplier: float, java_lib: Path, librdkafka: Path) -> dict:
     """What trivup's LibrdkafkaTestApp hands the test-runner: test.conf, BROKERS, ZK_ADDRESS,
     BROKER_ADDRESS_<id>, KAFKA_PATH (here: the stand-in CLI tools), TEST_KAFKA_VERSION."""
     bootstrap = ",".join(f"127.0.0.1:{b['port']}" for b in state["brokers"])
@@ -109,6 +110,9 @@ def test_environment(state: dict, work: Path, multiplier: float, java_lib: Path)
     env = dict(os.environ, RDKAFKA_TEST_CONF=str(conf), BROKERS=bootstrap, ZK_ADDRESS=state["zookeeper_connect"],
                KAFKA_PATH=str(kafka_path(work, java_lib)), TEST_KAFKA_VERSION=KAFKA_VERSION, TEST_SCENARIO="default",
                RDKAFKA_GITVER="2.12.0 (node-rdkafka 3.6.1)")
+    # The libraries just built, not a system librdkafka (kcat's Debian package brings one): as run-test.sh does
+    env["LD_LIBRARY_PATH"] = ":".join(filter(None, [str(librdkafka / "src"), str(librdkafka / "src-cpp"),
+                                                    os.environ.get("LD_LIBRARY_PATH")]))
     env.pop("CI", None)  # test-runner shortens its timeouts under CI; the suite's defaults stand
     for b in state["brokers"]:
         env[f"BROKER_ADDRESS_{b['id']}"] = f"PLAINTEXT://127.0.0.1:{b['port']}"
@@ -137,11 +141,14 @@ def run_one(number: str, tests_dir: Path, env: dict, log_dir: Path, timeout_s: f
     rows = summary_rows(text, number)
     if code is None:
         return [Row(number, "TIMEOUT", elapsed, f"killed after {timeout_s:.0f} s; last line: {_last(text)}")]
-    if not rows:
-        return [Row(number, "FAILED" if code else "NO TEST", elapsed, f"exit {code}; last line: {_last(text)}")]
+    failure = first_failure(text)
+    if not rows:  # test-runner died before its summary (it aborts when a failure leaves threads behind)
+        name = failure[0].split(" ")[0] if failure else number
+        detail = failure[1] if failure else f"last line: {_last(text)}"
+        return [Row(name, "FAILED" if code else "NO TEST", elapsed, f"(exit {code}) {detail}")]
     for row in rows:
-        if row.result == "FAILED" and not row.failure:
-            row.failure = _first_failure(text)
+        if row.result == "FAILED" and failure:
+            row.failure = failure[1]
     return rows
 
 
@@ -157,11 +164,16 @@ def summary_rows(text: str, number: str) -> list[Row]:
     return rows
 
 
-def _first_failure(text: str) -> str:
-    for line in text.splitlines():
-        if "Test assertion failed" in line or " failed at " in line or "FAIL" in line:
-            return line.strip()[:300]
-    return ""
+def first_failure(text: str) -> tuple[str, str] | None:
+    """The first `### Test "NAME (subtest)" failed at FILE:LINE:FUNC() at DATE: ###` of a log, and
+    its message (the next line): (NAME (subtest), "FILE:LINE:FUNC(): message")."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        m = FAILURE.match(line)
+        if m:
+            message = lines[i + 1].strip() if i + 1 < len(lines) else ""
+            return m["test"], f"{m['where']}: {message}"[:300]
+    return None
 
 
 def _last(text: str) -> str:
@@ -193,8 +205,9 @@ def main(argv: list[str] | None = None) -> int:
 
     tests_dir = args.librdkafka.resolve() / "tests"
     excluded = numbers_in(HERE / "excluded.txt")
-    chosen = args.tests or (list(numbers_in(HERE / "quick.txt")) if args.quick else
-                            [n for n in all_numbers(tests_dir) if n not in excluded])
+    chosen = args.tests or [n for n in all_numbers(tests_dir) if n not in excluded]
+    if args.quick and not args.tests and (HERE / "quick.txt").exists():
+        chosen = list(numbers_in(HERE / "quick.txt"))
     work = args.work.resolve()
     logs = work / "logs"
     subprocess.run(["rm", "-rf", str(logs)], check=True)
@@ -209,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     state = start_cluster(data_dir, 3)
     rows: list[Row] = []
     try:
-        env = test_environment(state, work, args.multiplier, args.java_lib)
+        env = test_environment(state, work, args.multiplier, args.java_lib, tests_dir.parent)
         for number in chosen:
             new = run_one(number, tests_dir, env, logs, args.timeout, args.quick)
             for row in new:

@@ -5,7 +5,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "conformance"))
-from run import ANSI, Row, summary_rows  # noqa: E402  (conformance/ is scripts, not a package)
+from run import ANSI, Row, first_failure, summary_rows  # noqa: E402  (conformance/ is scripts, not a package)
 
 RED, GREEN, CYAN, CLEAR = "\033[31m", "\033[32m", "\033[36m", "\033[0m"
 
@@ -40,3 +40,18 @@ def test_rows_of_the_number_with_their_reasons():
 
 def test_nothing_of_another_number():
     assert summary_rows(ANSI.sub("", SUMMARY), "0001") == []
+
+
+def test_first_failure_and_its_message():
+    log = "\n".join([
+        "[0081_admin                  / 53.478s] TEST FAILURE",
+        '### Test "0081_admin (do_test_AlterConfigs:725)" failed at 0081-admin.c:882:do_test_AlterConfigs() '
+        "at Fri Nov 27 15:36:44 2026: ###",
+        "ConfigResource #1: expected NO_ERROR (0), got INVALID_REQUEST (Unexpected broker id)",
+        '### Test "<MAIN>" failed at test.c:1798:test_wait_exit() at Fri Nov 27 15:36:45 2026: ###',
+        "5 thread(s) still active in librdkafka",
+    ])
+    assert first_failure(log) == ("0081_admin (do_test_AlterConfigs:725)",
+                                  "0081-admin.c:882:do_test_AlterConfigs(): ConfigResource #1: expected NO_ERROR (0), "
+                                  "got INVALID_REQUEST (Unexpected broker id)")
+    assert first_failure("all passed") is None
