@@ -21,6 +21,6 @@ compose-test: install
 conformance: install
 	./scripts/conformance
 
-# The fixed subset CI runs (conformance/quick.txt).
+# What CI runs: the same tests in test-runner's quick mode (-Q: the sub-tests librdkafka marks quick).
 conformance-quick: install
 	./scripts/conformance --quick

@@ -2,7 +2,8 @@
 a fresh `fauxka up` configured as librdkafka's default test scenario, and prints a table.
 
 scripts/conformance fetches and builds librdkafka first, then runs this. The tests left out, and
-why, are in conformance/excluded.txt; conformance/quick.txt is the subset CI runs."""
+why, are in conformance/excluded.txt. --quick runs the same tests in test-runner's quick mode (-Q),
+which CI runs."""
 
 import argparse
 import json
@@ -154,12 +155,13 @@ def run_one(number: str, tests_dir: Path, env: dict, log_dir: Path, timeout_s: f
 
 def summary_rows(text: str, number: str) -> list[Row]:
     """The rows of test-runner's closing summary (colours removed) for the tests of `number`.
-    Tests of other numbers, and this number's local/sockem/known-issue ones (-L -E -K), are listed
-    as skipped "due to test flags": not rows of the table."""
+    Not rows of the table: tests of other numbers, this number's local/sockem/known-issue ones
+    (-L -E -K: skipped "due to test flags") and those of another scenario (skipped without a reason)."""
     rows = []
     for line in text.splitlines():
         m = SUMMARY.match(line)
-        if m and m["name"][:4] == number and "test flags" not in m["rest"]:
+        if m and m["name"][:4] == number and "test flags" not in m["rest"] and (
+                m["state"] != "SKIPPED" or m["rest"].strip()):
             rows.append(Row(m["name"], m["state"], float(m["secs"]), m["rest"].strip()))
     return rows
 
@@ -194,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--librdkafka", type=Path, required=True, help="built librdkafka source tree")
     p.add_argument("--work", type=Path, required=True, help="cluster data, logs and the result table go here")
     p.add_argument("--quick", action="store_true",
-                   help="conformance/quick.txt's tests in test-runner's quick mode (-Q): what CI runs")
+                   help="test-runner's quick mode (-Q: its sub-tests marked quick, fewer messages): what CI runs")
     p.add_argument("--java-lib", type=Path, default=ROOT / ".cache" / "java-clients" / "lib",
                    help="kafka-clients.jar and the jars it needs (scripts/install fetches them)")
     p.add_argument("--multiplier", type=float, default=2.0,
@@ -206,8 +208,6 @@ def main(argv: list[str] | None = None) -> int:
     tests_dir = args.librdkafka.resolve() / "tests"
     excluded = numbers_in(HERE / "excluded.txt")
     chosen = args.tests or [n for n in all_numbers(tests_dir) if n not in excluded]
-    if args.quick and not args.tests and (HERE / "quick.txt").exists():
-        chosen = list(numbers_in(HERE / "quick.txt"))
     work = args.work.resolve()
     logs = work / "logs"
     subprocess.run(["rm", "-rf", str(logs)], check=True)
