@@ -1,5 +1,5 @@
 # The two set-up commands of the README. Both install what is missing first.
-.PHONY: install up test compose-test
+.PHONY: install up test compose-test conformance conformance-quick
 
 install:
 	./scripts/install
@@ -14,3 +14,13 @@ test: install
 # shipped file up, checks it from the host and from the compose network, tears it down.
 compose-test: install
 	FAUXKA_COMPOSE_TEST=1 .venv/bin/python -m pytest -p no:cacheprovider -v -s tests/compose
+
+# librdkafka's own integration suite (scripts/conformance): fetches and builds librdkafka 2.12.0 and
+# its test-runner once into .conformance/, then runs the chosen tests one by one against a fresh
+# cluster configured as librdkafka's default test scenario; the table goes to .conformance/run/results.md.
+conformance: install
+	./scripts/conformance
+
+# What CI runs: the same tests in test-runner's quick mode (-Q: the sub-tests librdkafka marks quick).
+conformance-quick: install
+	./scripts/conformance --quick

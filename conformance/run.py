@@ -1,0 +1,246 @@
+"""Runs librdkafka's own integration tests (its tests/test-runner) one test number at a time against
+a fresh `fauxka up` configured as librdkafka's default test scenario, and prints a table.
+
+scripts/conformance fetches and builds librdkafka first, then runs this. The tests left out, and
+why, are in conformance/excluded.txt. --quick runs the same tests in test-runner's quick mode (-Q),
+which CI runs."""
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+KAFKA_VERSION = "3.9.0"  # what the cluster stands in for: the tests pick their features by it
+
+# The broker settings of librdkafka's default test scenario: tests/scenarios/default.json
+# (auto-creation, 4 partitions, replication factor 3) as trivup's KafkaBrokerApp writes them into
+# server.properties, with its ACL authorizer open to everyone where no ACL names a resource.
+# group.initial.rebalance.delay.ms goes back to Kafka's 3000 (trivup keeps Kafka's default; `fauxka
+# up` sets 0). trivup's per-broker broker.rack + RackAwareReplicaSelector are left out (excluded.txt: 0101).
+SCENARIO = [
+    "auto.create.topics.enable=true",
+    "num.partitions=4",
+    "default.replication.factor=3",
+    "offsets.topic.replication.factor=3",
+    "delete.topic.enable=true",
+    "authorizer.class.name=kafka.security.authorizer.AclAuthorizer",
+    "allow.everyone.if.no.acl.found=true",
+    "group.initial.rebalance.delay.ms=3000",
+]
+
+# A summary line of test-runner: "|<colour> 0001_multiobj   |     PASSED |   3.210s <colour>| reason"
+SUMMARY = re.compile(r"^\|\S*\s+(?P<name>\d{4}_\w+)\s+\|\s+(?P<state>[A-Z_]+)\s+\|\s+(?P<secs>[\d.]+)s\s*\S*\|(?P<rest>.*)$")
+FAILURE = re.compile(r'^### Test "(?P<test>[^"]+)" failed at (?P<where>\S+) at .*: ###$')
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+@dataclass
+class Row:
+    test: str
+    result: str
+    seconds: float
+    failure: str = ""
+
+
+def numbers_in(path: Path) -> dict[str, str]:
+    """`NNNN  text` lines of a list file (# comments)."""
+    out = {}
+    for line in path.read_text().splitlines():
+        line = line.split("#", 1)[0].strip() if line.lstrip().startswith("#") else line.strip()
+        if line:
+            number, _, text = line.partition(" ")
+            out[number] = text.strip()
+    return out
+
+
+def all_numbers(tests_dir: Path) -> list[str]:
+    return sorted({p.name[:4] for p in tests_dir.glob("0[0-9][0-9][0-9]-*.c*")})
+
+
+def start_cluster(data_dir: Path, brokers: int) -> dict:
+    sys.path.insert(0, str(ROOT))
+    from fauxka.ports import free_ports
+
+    base, zk = free_ports(brokers), free_ports(1)
+    command = [str(ROOT / ".venv/bin/fauxka"), "up", "--detach", "--brokers", str(brokers),
+               "--data-dir", str(data_dir), "--base-port", str(base), "--zookeeper-port", str(zk),
+               "--metrics-base-port", "0", "--timeout", "180"]
+    for item in SCENARIO:
+        command += ["--override", item]
+    subprocess.run(command, check=True, cwd=ROOT)
+    return json.loads((data_dir / "cluster.json").read_text())
+
+
+def stop_cluster(data_dir: Path) -> None:
+    subprocess.run([str(ROOT / ".venv/bin/fauxka"), "down", "--data-dir", str(data_dir)], cwd=ROOT)
+
+
+def kafka_path(work: Path, java_lib: Path) -> Path:
+    """A stand-in for KAFKA_PATH (a Kafka distribution): bin/ with the tools the tests run
+    (conformance/kafka/bin) and libs/ with Kafka's Java client, named as in Kafka's libs/ (the
+    tests' java/Makefile looks for kafka-clients-*.jar). The jars are the ones scripts/install
+    fetches for the project's Java client tests (kafka-clients 3.9.1 and what it needs)."""
+    path = work / "kafka"
+    subprocess.run(["rm", "-rf", str(path)], check=True)
+    (path / "libs").mkdir(parents=True)
+    (path / "bin").symlink_to(HERE / "kafka" / "bin")
+    for jar in sorted(java_lib.glob("*.jar")):
+        name = "kafka-clients-3.9.1.jar" if jar.name == "kafka-clients.jar" else jar.name
+        (path / "libs" / name).symlink_to(jar.resolve())
+    return path
+
+
+def test_environment(state: dict, work: Path, multiplier: float, java_lib: Path, librdkafka: Path) -> dict:
+    """What trivup's LibrdkafkaTestApp hands the test-runner: test.conf, BROKERS, ZK_ADDRESS,
+    BROKER_ADDRESS_<id>, KAFKA_PATH (here: the stand-in CLI tools), TEST_KAFKA_VERSION."""
+    bootstrap = ",".join(f"127.0.0.1:{b['port']}" for b in state["brokers"])
+    conf = work / "test.conf"
+    conf.write_text("\n".join([
+        "broker.address.family=v4",
+        f"test.timeout.multiplier={multiplier:g}",
+        f"bootstrap.servers={bootstrap}",
+        "security.protocol=PLAINTEXT",
+        ""]))
+    env = dict(os.environ, RDKAFKA_TEST_CONF=str(conf), BROKERS=bootstrap, ZK_ADDRESS=state["zookeeper_connect"],
+               KAFKA_PATH=str(kafka_path(work, java_lib)), TEST_KAFKA_VERSION=KAFKA_VERSION, TEST_SCENARIO="default",
+               RDKAFKA_GITVER="2.12.0 (node-rdkafka 3.6.1)")
+    # The libraries just built, not a system librdkafka (kcat's Debian package brings one): as run-test.sh does
+    env["LD_LIBRARY_PATH"] = ":".join(filter(None, [str(librdkafka / "src"), str(librdkafka / "src-cpp"),
+                                                    os.environ.get("LD_LIBRARY_PATH")]))
+    env.pop("CI", None)  # test-runner shortens its timeouts under CI; the suite's defaults stand
+    for b in state["brokers"]:
+        env[f"BROKER_ADDRESS_{b['id']}"] = f"PLAINTEXT://127.0.0.1:{b['port']}"
+        env[f"BROKER_PID_{b['id']}"] = str(b["pid"])
+    return env
+
+
+def run_one(number: str, tests_dir: Path, env: dict, log_dir: Path, timeout_s: float, quick: bool) -> list[Row]:
+    """test-runner's flags as librdkafka's own broker runs pass them (LibrdkafkaTestApp): -L no
+    local tests, -K no known issues, -E no sockem, one test at a time; -Q (its quick mode: fewer
+    iterations, less data, some sub-tests left out) for the quick run."""
+    log = log_dir / f"{number}.log"
+    started = time.monotonic()
+    with log.open("wb") as out:
+        proc = subprocess.Popen(["./test-runner", *(["-Q"] if quick else []), "-L", "-K", "-E", "-p1"], cwd=tests_dir,
+                                env=dict(env, TESTS=number), stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+        try:
+            code = proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, 9)
+            proc.wait()
+            code = None
+    elapsed = time.monotonic() - started
+    text = ANSI.sub("", log.read_text(errors="replace"))
+    rows = summary_rows(text, number)
+    if code is None:
+        return [Row(number, "TIMEOUT", elapsed, f"killed after {timeout_s:.0f} s; last line: {_last(text)}")]
+    failure = first_failure(text)
+    if not rows:  # test-runner died before its summary (it aborts when a failure leaves threads behind)
+        name = failure[0].split(" ")[0] if failure else number
+        detail = failure[1] if failure else f"last line: {_last(text)}"
+        return [Row(name, "FAILED" if code else "NO TEST", elapsed, f"(exit {code}) {detail}")]
+    for row in rows:
+        if row.result == "FAILED" and failure:
+            row.failure = failure[1]
+    return rows
+
+
+def summary_rows(text: str, number: str) -> list[Row]:
+    """The rows of test-runner's closing summary (colours removed) for the tests of `number`.
+    Not rows of the table: tests of other numbers, this number's local/sockem/known-issue ones
+    (-L -E -K: skipped "due to test flags") and those of another scenario (skipped without a reason)."""
+    rows = []
+    for line in text.splitlines():
+        m = SUMMARY.match(line)
+        if m and m["name"][:4] == number and "test flags" not in m["rest"] and (
+                m["state"] != "SKIPPED" or m["rest"].strip()):
+            rows.append(Row(m["name"], m["state"], float(m["secs"]), m["rest"].strip()))
+    return rows
+
+
+def first_failure(text: str) -> tuple[str, str] | None:
+    """The first `### Test "NAME (subtest)" failed at FILE:LINE:FUNC() at DATE: ###` of a log, and
+    its message (the next line): (NAME (subtest), "FILE:LINE:FUNC(): message")."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        m = FAILURE.match(line)
+        if m:
+            message = lines[i + 1].strip() if i + 1 < len(lines) else ""
+            return m["test"], f"{m['where']}: {message}"[:300]
+    return None
+
+
+def _last(text: str) -> str:
+    lines = [line for line in text.splitlines() if line.strip()]
+    return lines[-1].strip()[:300] if lines else ""
+
+
+def table(rows: list[Row]) -> str:
+    lines = ["| test | result | seconds | first failure |", "|---|---|---:|---|"]
+    for r in rows:
+        failure = r.failure.replace("|", "\\|")
+        lines.append(f"| {r.test} | {r.result} | {r.seconds:.1f} | {failure} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--librdkafka", type=Path, required=True, help="built librdkafka source tree")
+    p.add_argument("--work", type=Path, required=True, help="cluster data, logs and the result table go here")
+    p.add_argument("--quick", action="store_true",
+                   help="test-runner's quick mode (-Q: its sub-tests marked quick, fewer messages): what CI runs")
+    p.add_argument("--java-lib", type=Path, default=ROOT / ".cache" / "java-clients" / "lib",
+                   help="kafka-clients.jar and the jars it needs (scripts/install fetches them)")
+    p.add_argument("--multiplier", type=float, default=2.0,
+                   help="test.timeout.multiplier (trivup's 2)")
+    p.add_argument("--timeout", type=float, default=900.0, help="seconds one test number may take in all")
+    p.add_argument("tests", nargs="*", help="test numbers (default: all but conformance/excluded.txt)")
+    args = p.parse_args(argv)
+
+    tests_dir = args.librdkafka.resolve() / "tests"
+    excluded = numbers_in(HERE / "excluded.txt")
+    chosen = args.tests or [n for n in all_numbers(tests_dir) if n not in excluded]
+    work = args.work.resolve()
+    logs = work / "logs"
+    subprocess.run(["rm", "-rf", str(logs)], check=True)
+    logs.mkdir(parents=True)
+    result = work / "results.md"
+    data_dir = work / "cluster"
+    if (data_dir / "cluster.json").exists():
+        stop_cluster(data_dir)  # a run interrupted before it stopped its cluster
+    subprocess.run(["rm", "-rf", str(data_dir)], check=True)
+
+    started = time.monotonic()
+    state = start_cluster(data_dir, 3)
+    rows: list[Row] = []
+    try:
+        env = test_environment(state, work, args.multiplier, args.java_lib, tests_dir.parent)
+        for number in chosen:
+            new = run_one(number, tests_dir, env, logs, args.timeout, args.quick)
+            for row in new:
+                print(f"{row.test:<48} {row.result:<8} {row.seconds:7.1f}  {row.failure[:160]}", flush=True)
+            rows += new
+            result.write_text(f"(running)\n\n{table(rows)}\n")
+    finally:
+        stop_cluster(data_dir)
+    total = time.monotonic() - started
+    passed = sum(r.result == "PASSED" for r in rows)
+    failed = [r for r in rows if r.result not in ("PASSED", "SKIPPED")]
+    summary = (f"librdkafka 2.12.0 test-runner against fauxka: {len(chosen)} test numbers, {len(rows)} tests, "
+               f"{passed} passed, {len(failed)} not passed, {sum(r.result == 'SKIPPED' for r in rows)} skipped; "
+               f"{total / 60:.1f} min in all (logs in {logs})")
+    result.write_text(f"{summary}\n\n{table(rows)}\n")
+    print(f"\n{table(rows)}\n\n{summary}\ntable written to {result}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
