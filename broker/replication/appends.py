@@ -29,6 +29,7 @@ class AppendResult:
     error_message: str | None = None
     last_offset: int = -1
     leader_epoch: int = -1
+    leadership: int = 0  # Partition.leadership when appended
 
 
 class Appender:
@@ -107,12 +108,16 @@ class Appender:
         partition.maybe_advance_high_watermark()  # a single-replica ISR: the HW is the end offset
         return AppendResult(base_offset=info.first_offset, log_append_time=info.log_append_time,
                             log_start_offset=info.log_start_offset, last_offset=info.last_offset,
-                            leader_epoch=partition.leader_epoch)
+                            leader_epoch=partition.leader_epoch, leadership=partition.leadership)
 
     def _acked(self, key: tuple[str, int], result: AppendResult) -> ErrorCode | None:
-        """ErrorCode.none once the high watermark passed the batch; an error when it never will; None: wait."""
+        """ErrorCode.none once the high watermark passed the batch; an error when it never will; None: wait.
+        Kafka's Partition.checkEnoughReplicasReachOffset: NOT_LEADER_OR_FOLLOWER only once this broker
+        no longer leads. A new leader epoch while it still leads (the controller dropping a dead
+        follower from the ISR bumps it) keeps the wait: the batch is appended, and a client told
+        NOT_LEADER takes it for not persisted (librdkafka) although a new leader may have it."""
         partition = self._replicas.partitions.get(key)
-        if partition is None or not partition.is_leader or partition.leader_epoch != result.leader_epoch:
+        if partition is None or not partition.is_leader or partition.leadership != result.leadership:
             return ErrorCode.not_leader_or_follower
         log = partition.log
         if log.high_watermark > result.last_offset:

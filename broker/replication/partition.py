@@ -6,9 +6,14 @@ smallest log end offset of the in-sync replicas (Partition.maybeIncrementLeaderH
 the replica manager feeds it partition states and fetches and acts on what it answers.
 """
 
+import itertools
 from dataclasses import dataclass, field
 
 from model.errors import ErrorCode
+
+# A token per leadership begun on this broker (unique across Partition objects): an acks=all
+# Produce waits as long as the leadership it appended in lasts, whatever the epoch bumps.
+_LEADERSHIPS = itertools.count(1)
 
 
 @dataclass(slots=True)
@@ -33,6 +38,7 @@ class Partition:
     isr: list[int] = field(default_factory=list)
     followers: dict[int, FollowerState] = field(default_factory=dict)
     isr_change_pending: bool = False  # an AlterPartition is in flight (Kafka's PendingShrink/ExpandIsr)
+    leadership: int = 0  # this broker's current leadership of it (0: none yet); a new one per become-leader from not leading
 
     @property
     def key(self) -> tuple[str, int]:
@@ -49,6 +55,8 @@ class Partition:
         """Leader for `leader_epoch`: the epoch starts at our log end offset (Partition.makeLeader).
         True when this is a new leadership (a new epoch), not just a new ISR."""
         new_epoch = not self.is_leader or leader_epoch != self.leader_epoch
+        if not self.is_leader:
+            self.leadership = next(_LEADERSHIPS)
         self.leader_id, self.leader_epoch, self.partition_epoch = self.broker_id, leader_epoch, partition_epoch
         self.isr, self.replicas = list(isr), list(replicas)
         if new_epoch:

@@ -87,6 +87,33 @@ def test_acks_all_waits_for_the_follower_fetch(tmp_path):
     run(tmp_path, scenario)
 
 
+def test_acks_all_outlives_a_new_leader_epoch_while_still_leading(tmp_path):
+    """The controller bumps the epoch keeping this leader (a dead follower leaves the ISR): the
+    waiting Produce is answered once replicated, as Kafka's DelayedProduce (no NOT_LEADER for an
+    appended batch); a leadership lost in between answers NOT_LEADER_OR_FOLLOWER even if regained."""
+    async def scenario(cache, replicas):
+        cache.set_partition("t", 0, [1, 2, 3], 1, 0, [1, 2, 3])
+        produce = asyncio.create_task(replicas.append_records({("t", 0): batch([b"a"])}, -1, 5000))
+        await asyncio.sleep(0.05)
+        cache.set_partition("t", 0, [1, 2, 3], 1, 1, [1, 2])  # broker 3 gone: epoch 1, same leader
+        await asyncio.sleep(0.05)
+        assert not produce.done()
+        await replicas.fetch([FetchWant("t", 0, 1, 1 << 20, 1)], 2, 0, 0, 1, 1 << 20)
+        async with asyncio.timeout(5):
+            result = (await produce)[("t", 0)]
+        assert (result.error, result.base_offset) == (ErrorCode.none, 0)
+
+        produce = asyncio.create_task(replicas.append_records({("t", 0): batch([b"b"])}, -1, 5000))
+        await asyncio.sleep(0.05)
+        cache.set_partition("t", 0, [1, 2, 3], 2, 2, [1, 2])  # led elsewhere a moment ...
+        cache.set_partition("t", 0, [1, 2, 3], 1, 3, [1, 2])  # ... and here again
+        await replicas.fetch([FetchWant("t", 0, 2, 1 << 20, 3)], 2, 0, 0, 1, 1 << 20)
+        async with asyncio.timeout(5):
+            result = (await produce)[("t", 0)]
+        assert result.error == ErrorCode.not_leader_or_follower
+    run(tmp_path, scenario)
+
+
 def test_acks_all_times_out_and_checks_min_insync(tmp_path):
     async def scenario(cache, replicas):
         cache.set_partition("t", 0, [1, 2], 1, 0, [1, 2])
