@@ -147,6 +147,8 @@ class Broker:
     def _on_cache_event(self, event: tuple) -> None:
         if event[0] == "applied_local":
             self.applied.publish(event[1])
+        elif event[0] == "deleting" and self.admin.active:
+            self._spawn(self.admin.resume_deletions(), "resume-deletions")
 
     def _controller_changed(self, active: bool) -> None:
         self.metrics.controller_active.set(1 if active else 0)

@@ -4,7 +4,8 @@ Every broker keeps one. Readers get plain data; interested parties (the
 purgatory, later) subscribe to change events instead of polling.
 """
 
-from typing import Any, Callable, Iterable
+from collections.abc import Mapping
+from typing import Any, Callable, Iterable, Iterator
 
 from zkstore import Stat, ZkStore
 from zkstore import paths as zp
@@ -27,7 +28,8 @@ class MetadataCache:
         # znode's version), -1 while there is none or the feature versioning system is disabled
         self.finalized_features: dict[str, int] = {}
         self.features_epoch: int = -1
-        self.topics: dict[str, zp.TopicAssignment] = {}
+        self._topics: dict[str, zp.TopicAssignment] = {}  # every topic ZooKeeper lists, as the controller knows them
+        self.topics = _Served(self._topics, self)  # what clients are told of: none being deleted
         self.partition_states: dict[tuple[str, int], zp.PartitionState] = {}
         self.deleting: set[str] = set()
         self.topic_configs: dict[str, dict[str, str]] = {}  # overrides from /config/topics/<t>
@@ -75,12 +77,23 @@ class MetadataCache:
     def live_broker_ids(self) -> list[int]:
         return sorted(self.brokers)
 
+    # `topics`, `partitions_of` and `topic_by_id` answer as Kafka's ZkMetadataCache: a topic queued
+    # for deletion (/admin/delete_topics/<t>) is no longer there, as Kafka's controller tells every
+    # broker at once (TopicDeletionManager.onTopicDeletion: UpdateMetadata with the partitions'
+    # leader LeaderDuringDelete, -2, which ZkMetadataCache.updateMetadata removes), while its znodes
+    # and replicas go later. The controller and the replicas read `all_topics`: ZooKeeper's list.
+
+    @property
+    def all_topics(self) -> dict[str, zp.TopicAssignment]:
+        return self._topics
+
     def partitions_of(self, topic: str) -> dict[int, list[int]]:
         assignment = self.topics.get(topic)
         return assignment.partitions if assignment else {}
 
     def topic_by_id(self, topic_id) -> str | None:
-        return next((name for name, a in self.topics.items() if a.topic_id == topic_id), None)
+        return next((name for name, a in self._topics.items()
+                     if a.topic_id == topic_id and name not in self.deleting), None)
 
     # --- watch plumbing -------------------------------------------------------
 
@@ -210,11 +223,11 @@ class MetadataCache:
     def record_written_topic(self, topic: str, assignment: zp.TopicAssignment, configs: dict[str, str],
                              states: dict[int, zp.PartitionState]) -> None:
         """A topic expected above whose creation multi-op has been applied."""
-        previous = self.topics.get(topic)
+        previous = self._topics.get(topic)
         for partition in (previous.partitions if previous else ()):
             if partition not in states:
                 self.partition_states.pop((topic, partition), None)
-        self.topics[topic] = assignment
+        self._topics[topic] = assignment
         self.topic_configs[topic] = dict(configs)
         for partition, state in states.items():
             self.partition_states[(topic, partition)] = state
@@ -224,7 +237,7 @@ class MetadataCache:
     def record_deleted_topic(self, topic: str) -> None:
         """A topic whose deletion multi-op this broker, as active controller, has just applied."""
         self._listed.discard(topic)
-        if topic in self.topics:
+        if topic in self._topics:
             self._drop_topic(topic)
 
     def watch_owned(self, topics: Iterable[str] | None = None) -> None:
@@ -232,16 +245,16 @@ class MetadataCache:
         creation failed is only forgotten unless ZooKeeper lists it."""
         for topic in list(self._owned if topics is None else self._owned.intersection(topics)):
             self._owned.discard(topic)
-            if topic in self.topics or topic in self._listed:
+            if topic in self._topics or topic in self._listed:
                 self._watch_topic(topic)
 
     def _on_topics(self, children: list[str] | None) -> None:
         names = self._listed = set(children or ())
-        for gone in set(self.topics) - names:
+        for gone in set(self._topics) - names:
             self._drop_topic(gone)
         # Every topic in the cache is watched or recorded by this controller (owned): only the
         # others need a look, as set operations, not a path per listed topic.
-        for name in names - self.topics.keys() - self._owned:
+        for name in names - self._topics.keys() - self._owned:
             self._watch_topic(name)  # idempotent: a watch whose first read is pending stays as it is
 
     def _watch_topic(self, name: str) -> None:
@@ -251,7 +264,7 @@ class MetadataCache:
 
     def _drop_topic(self, topic: str) -> None:
         self._owned.discard(topic)
-        assignment = self.topics.pop(topic, None)
+        assignment = self._topics.pop(topic, None)
         self._unwatch(zp.topic_path(topic))
         self._unwatch(zp.entity_config_path("topics", topic))
         self.topic_configs.pop(topic, None)
@@ -262,12 +275,12 @@ class MetadataCache:
 
     def record_assignment(self, topic: str, assignment: zp.TopicAssignment) -> None:
         """A topic znode the active controller has just set (a partition reassignment)."""
-        if topic in self.topics:
+        if topic in self._topics:
             self._apply_assignment(topic, assignment)
 
     def _on_topic(self, topic: str, value: tuple[bytes, Stat] | None) -> None:
         if value is None:
-            if topic in self.topics:
+            if topic in self._topics:
                 self._drop_topic(topic)
             return
         try:
@@ -278,7 +291,7 @@ class MetadataCache:
         self._apply_assignment(topic, assignment)
 
     def _apply_assignment(self, topic: str, assignment: zp.TopicAssignment) -> None:
-        self.topics[topic] = assignment
+        self._topics[topic] = assignment
         for partition in assignment.partitions:
             self._watch("data", zp.partition_state_path(topic, partition),
                         lambda v, t=topic, p=partition: self._on_partition_state(t, p, v))
@@ -297,7 +310,7 @@ class MetadataCache:
     def record_partition_state(self, topic: str, partition: int, state: zp.PartitionState) -> None:
         """A partition state znode the active controller has just written (state.zk_version is the
         version the write returned): Kafka's controller updates its context from its own writes."""
-        if topic in self.topics:
+        if topic in self._topics:
             self.partition_states[(topic, partition)] = state
             self._emit(("partition", topic, partition))
 
@@ -316,8 +329,11 @@ class MetadataCache:
         self._emit(("partition", topic, partition))
 
     def _on_delete_topics(self, children: list[str] | None) -> None:
-        self.deleting = set(children or ())
+        previous, self.deleting = self.deleting, set(children or ())
         self._emit(("deleting",))
+        for topic in sorted(previous ^ self.deleting):
+            if topic in self._topics:
+                self._emit(("topic", topic))  # it left (or, marker gone, came back to) `topics`
 
     # --- dynamic broker configs ---------------------------------------------------
 
@@ -346,3 +362,27 @@ class MetadataCache:
             self.user_configs[name] = zp.decode_entity_config(value[0]) if value and value[0] else {}
         except (ValueError, KeyError, AttributeError) as exc:
             self._log.error("bad user config znode", entity=name, error=repr(exc))
+
+
+class _Served(Mapping):
+    """The topics a client is told of: ZooKeeper's, less those queued for deletion (a live view)."""
+
+    def __init__(self, topics: dict[str, zp.TopicAssignment], cache: MetadataCache):
+        self._topics = topics
+        self._cache = cache
+
+    def __getitem__(self, name: str) -> zp.TopicAssignment:
+        if name in self._cache.deleting:
+            raise KeyError(name)
+        return self._topics[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._topics and name not in self._cache.deleting
+
+    def __iter__(self) -> Iterator[str]:
+        deleting = self._cache.deleting
+        return (name for name in list(self._topics) if name not in deleting)
+
+    def __len__(self) -> int:
+        deleting = self._cache.deleting
+        return len(self._topics) - sum(1 for name in deleting if name in self._topics)

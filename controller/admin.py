@@ -50,6 +50,7 @@ class AdminController:
         self.audit = AuditLog(config["audit.log.file"], log)
         self.purgatory = purgatory  # waits for writes to show in the cache (broker/cache_purgatory.py); closed here
         self.rng = random.Random()
+        self._completing: dict[str, asyncio.Future] = {}  # deletions under way here, each carried out once
 
     def close(self) -> None:
         self.purgatory.close()
@@ -72,7 +73,7 @@ class AdminController:
         return ClusterView(
             # Kafka hands CreateTopics its live brokers in its metadata cache's (hash) order
             brokers=[BrokerMeta(b, cache.brokers[b].rack) for b in metadata_cache_broker_order(list(cache.brokers))],
-            topics=collections.ChainMap({}, cache.topics), deleting=frozenset(cache.deleting),  # no copy of every name
+            topics=collections.ChainMap({}, cache.all_topics), deleting=frozenset(cache.deleting),  # no copy of every name
             default_partitions=self.config["num.partitions"],
             default_replication_factor=self.config["default.replication.factor"],
             broker_layers=self.broker_layers(),
@@ -127,6 +128,18 @@ class AdminController:
 
         Partitions are listed from ZooKeeper, not the cache, and the listing is retried when a
         concurrent CreatePartitions adds one between the listing and the delete (NotEmpty)."""
+        under_way = self._completing.get(name)
+        if under_way is not None:  # a DeleteTopics and the marker's watch: the one started goes on
+            await asyncio.shield(under_way)
+            return
+        done = self._completing[name] = asyncio.get_running_loop().create_future()
+        try:
+            await self._delete_znodes(name)
+        finally:
+            del self._completing[name]
+            done.set_result(None)
+
+    async def _delete_znodes(self, name: str) -> None:
         missing = False
         for _ in range(DELETE_ATTEMPTS):
             try:
@@ -139,6 +152,8 @@ class AdminController:
                     # included (Kafka drops markers of topics that no longer exist), instead of
                     # leaving /admin/delete_topics/<name> behind forever.
                     ops = [op for op in ops if await self.zk.exists(op.path) is not None]
+                    if not ops:
+                        return  # finished meanwhile
                 await self.writer.write(ops)
                 self.cache.record_deleted_topic(name)
                 return
@@ -158,12 +173,15 @@ class AdminController:
         self.log.warning("topic deletion raced with partition changes; left marked", topic=name)
 
     async def resume_deletions(self) -> None:
-        """A new controller finishes the deletions its predecessor marked."""
-        for name in sorted(self.cache.deleting):
+        """Deletions marked elsewhere, as Kafka's controller (TopicDeletionHandler): those its
+        predecessor marked, once elected, and any marker that appears while it is active (a retried
+        DeleteTopics cannot finish them: its topic is no longer listed, UNKNOWN_TOPIC_OR_PARTITION)."""
+        for name in sorted(self.cache.deleting - self._completing.keys()):
             if self.active:
                 await self._complete_deletion(name)
 
     def gone(self, topics: set[str]) -> set[str]:
+        """Kafka's DelayedDeleteTopics completes once the metadata cache no longer lists them."""
         return {t for t in topics if t not in self.cache.topics}
 
     def state_of(self, name: str) -> TopicState | None:

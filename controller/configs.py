@@ -264,7 +264,7 @@ async def _alter_topic(admin, change: ResourceChange, validate_only: bool, incre
                                   lambda n: TOPIC_CONFIGS[n].default)
     else:
         props = {op.name: op.value for op in change.ops}
-    if topic not in cache.topics:
+    if topic not in cache.all_topics:
         raise KafkaError(ErrorCode.unknown_topic_or_partition, f"The topic '{topic}' does not exist.")
     try:
         validate_topic_configs(props)

@@ -84,10 +84,10 @@ class PartitionLeadership(RoleTasks):
     def _partitions(self, keys: Iterable[tuple[str, int]] | None = None) -> list[le.Partition]:
         cache = self._cache
         if keys is None:
-            return le.partitions_of({t: a.partitions for t, a in cache.topics.items()}, cache.partition_states)
+            return le.partitions_of({t: a.partitions for t, a in cache.all_topics.items()}, cache.partition_states)
         result = []
         for topic, p in keys:
-            assignment = cache.topics.get(topic)
+            assignment = cache.all_topics.get(topic)
             state = cache.partition_states.get((topic, p))
             if assignment is not None and p in assignment.partitions and state is not None:
                 result.append(le.Partition(topic, p, list(assignment.partitions[p]), state))
@@ -228,7 +228,7 @@ class PartitionLeadership(RoleTasks):
         async with self._lock:
             cache, live, epoch = self._cache, self.live, self._admin.election.epoch
             if keys is None:
-                keys = [(t, p) for t, a in cache.topics.items() for p in a.partitions]
+                keys = [(t, p) for t, a in cache.all_topics.items() for p in a.partitions]
             results: dict[tuple[str, int], tuple[ErrorCode, str | None]] = {}
             electable = []
             for key in dict.fromkeys(keys):

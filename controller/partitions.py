@@ -139,7 +139,7 @@ async def _increase(admin, request: PartitionIncrease, brokers: list[BrokerMeta]
     name, cache = request.name, admin.cache
     for _ in range(ATTEMPTS):
         existing = {p: list(r) for p, r in cache.partitions_of(name).items()}
-        if existing and cache.topics[name].reassigning():
+        if existing and cache.all_topics[name].reassigning():
             # Kafka refuses it so as not to race the controller's reassignment writes
             raise KafkaError(ErrorCode.reassignment_in_progress,
                              f"A partition reassignment is in progress for the topic '{name}'.")
@@ -155,7 +155,7 @@ async def _increase(admin, request: PartitionIncrease, brokers: list[BrokerMeta]
                            manual_assignment=request.assignments is not None)
         if validate_only:
             return new
-        topic_id = cache.topics[name].topic_id
+        topic_id = cache.all_topics[name].topic_id
         cache.watch_owned([name])  # waiting for the new partitions needs the topic's watches
         try:
             await admin.writer.write(increase_ops(name, topic_id, existing, new, set(cache.brokers),

@@ -52,7 +52,7 @@ class Reassignments(RoleTasks):
     def start(self) -> None:
         """onControllerFailover: every partition whose topic znode says it is being reassigned is
         resumed (maybeResumeReassignments)."""
-        self._moving = {(t, p) for t, a in self._cache.topics.items() for p in a.reassigning()}
+        self._moving = {(t, p) for t, a in self._cache.all_topics.items() for p in a.reassigning()}
         self._unsubscribe = self._cache.subscribe(self._on_cache_event)
         self._tasks = [asyncio.get_running_loop().create_task(self._run(), name="reassignments")]
 
@@ -94,7 +94,7 @@ class Reassignments(RoleTasks):
 
     def assignment(self, key: Key) -> rules.Assignment:
         """ControllerContext.partitionFullReplicaAssignment: empty for an unknown partition."""
-        topic = self._cache.topics.get(key[0])
+        topic = self._cache.all_topics.get(key[0])
         replicas = topic.partitions.get(key[1]) if topic is not None else None
         if not replicas:
             return rules.Assignment([])

@@ -48,7 +48,7 @@ class IsrManager:
 
     async def _alter(self, channel, partition: Partition, new_isr: list[int], reason: str) -> None:
         replicas = self._replicas
-        assignment = replicas.cache.topics.get(partition.topic)
+        assignment = replicas.cache.all_topics.get(partition.topic)
         topic_id = assignment.topic_id if assignment is not None else None
         epoch = partition.leader_epoch
         try:

@@ -67,7 +67,7 @@ class ReplicaManager:
     def start(self) -> None:
         """Follow the metadata cache (already synced): a replica for every assigned partition."""
         self._unsubscribe = self.cache.subscribe(self._on_cache_event)
-        for topic in list(self.cache.topics):
+        for topic in list(self.cache.all_topics):
             self._apply_topic(topic)
         for topic, index in self.logs.partitions():  # logs of topics deleted while we were away
             if self._assigned(topic, index) is None:
@@ -175,7 +175,7 @@ class ReplicaManager:
             self.fetchers.broker_changed(event[1])
 
     def _apply_topic(self, topic: str) -> None:
-        assignment = self.cache.topics.get(topic)
+        assignment = self.cache.all_topics.get(topic)
         wanted = set(assignment.partitions) if assignment is not None else set()
         for key in [k for k in self.partitions if k[0] == topic and k[1] not in wanted]:
             self._delete(*key)
@@ -183,7 +183,7 @@ class ReplicaManager:
             self._apply(topic, index)
 
     def _assigned(self, topic: str, index: int) -> list[int] | None:
-        assignment = self.cache.topics.get(topic)
+        assignment = self.cache.all_topics.get(topic)
         replicas = assignment.partitions.get(index) if assignment is not None else None
         return replicas if replicas is not None and self.broker_id in replicas else None
 
@@ -192,9 +192,9 @@ class ReplicaManager:
         key = (topic, index)
         replicas = self._assigned(topic, index)
         if replicas is None:
-            if key in self.partitions and (topic not in self.cache.topics or topic in self.cache.deleting
-                                           or index not in self.cache.topics[topic].partitions
-                                           or self.broker_id not in self.cache.topics[topic].partitions[index]):
+            if key in self.partitions and (topic not in self.cache.all_topics or topic in self.cache.deleting
+                                           or index not in self.cache.all_topics[topic].partitions
+                                           or self.broker_id not in self.cache.all_topics[topic].partitions[index]):
                 self._delete(topic, index)
             return
         state = self.cache.partition_states.get(key)
@@ -202,7 +202,7 @@ class ReplicaManager:
             return  # the state znode is not written (or not read) yet
         partition = self.partitions.get(key)
         if partition is None:
-            assignment = self.cache.topics[topic]  # its topic id replaces a log of an earlier same-named topic
+            assignment = self.cache.all_topics[topic]  # its topic id replaces a log of an earlier same-named topic
             log = self.logs.get_or_create(topic, index, self.log_config(topic), topic_id=assignment.topic_id)
             saved_hw = self._saved_hws.pop(key, None)
             if saved_hw is not None:

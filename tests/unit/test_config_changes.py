@@ -198,7 +198,7 @@ class FakeAudit:
 
 class FakeCache:
     def __init__(self):
-        self.topics = {"t": object()}
+        self.topics = self.all_topics = {"t": object()}
         self.topic_configs = {"t": {"retention.ms": "1"}}
         self.broker_configs = {}
 

@@ -12,7 +12,7 @@ from zkstore import paths as zp
 def leadership(brokers, topics, states, deleting=(), topic_configs=None):
     cache = SimpleNamespace(brokers={b: object() for b in brokers}, broker_epochs={b: 100 + b for b in brokers},
                             deleting=set(deleting),
-                            topics={t: zp.TopicAssignment(None, parts) for t, parts in topics.items()},
+                            all_topics={t: zp.TopicAssignment(None, parts) for t, parts in topics.items()},
                             partition_states=states, topic_configs=topic_configs or {}, broker_configs={})
     admin = SimpleNamespace(cache=cache, election=SimpleNamespace(epoch=4))
     return PartitionLeadership(admin, {"unclean.leader.election.enable": False}, structlog.get_logger())

@@ -21,6 +21,7 @@ class Cache:
 
     def __init__(self):
         self.topics, self.partition_states, self.topic_configs = {}, {}, {}
+        self.all_topics = self.topics  # none being deleted here
         self.brokers, self.deleting, self.cluster_id = {}, set(), "cluster"
         self._listeners = []
 
