@@ -15,11 +15,11 @@ from dataclasses import dataclass, replace
 from model.errors import ErrorCode
 from zkstore import MultiFailed
 from zkstore import paths as zp
+from zkstore.config_entities import desanitize, sanitize
 from zkstore.fenced import ControllerMoved
 from zkstore.store import Op
 
 from .audit import Caller
-from .quotas import desanitize, sanitize
 
 CURRENT_VERSION, ERROR_TIMESTAMP = 3, -1
 _ATTEMPTS = 3
