@@ -15,7 +15,7 @@ from controller.features import FeatureController
 from controller.partition_leadership import PartitionLeadership
 from controller.policy import PolicyConfigError
 from controller.reassignment import Reassignments
-from model import features
+from model import delegation_tokens, features
 from model.errors import KafkaError
 from zkstore import NodeExists, SessionState, ZkStore, ZkUnavailable
 from zkstore import paths as zp
@@ -57,7 +57,8 @@ class Broker:
         self.admin = AdminController(self.zk, self.cache, self.election, config, log, CachePurgatory(self.cache.subscribe))
         self.auto_create = AutoTopicCreator(self)
         self.authorizer = load_authorizer(config, self.zk, log)
-        self.tokens = TokenCache(self.zk, tokens.settings(config), log)  # delegation tokens, with a secret key
+        # delegation tokens, with a secret key
+        self.tokens = TokenCache(self.zk, delegation_tokens.settings(config), log)
         self.leadership = PartitionLeadership(self.admin, config, log)
         self.reassignments = Reassignments(self.admin, self.leadership, log)  # KIP-455, on the controller
         self.features = FeatureController(self.admin, log)  # /feature (KIP-584), on the controller
@@ -165,7 +166,8 @@ class Broker:
             self._spawn(self.admin.resume_deletions(), "resume-deletions")
             self._spawn(self.features.ensure(), "feature-versioning")
             if self.tokens.enabled:
-                self._spawn(tokens.expire_periodically(self.admin, self.tokens, tokens.settings(self.config)),
+                settings = delegation_tokens.settings(self.config)
+                self._spawn(tokens.expire_periodically(self.admin, self.tokens, settings),
                             "delete-expired-tokens")
 
     def _on_session(self, state: SessionState) -> None:

@@ -1,6 +1,8 @@
 """Where a parsed request goes: its handler here, or the controller inside an envelope; and the
-one place that checks the api table's role (who answers an api) before a handler runs."""
+one place that checks the api table's role (who answers an api) before a handler runs. The handler
+comes from broker/handlers/table.py, which calls in here."""
 
+import functools
 import inspect
 from typing import Any
 
@@ -13,16 +15,16 @@ from .protocol.api_table import Api, Role
 COORDINATOR_ROLES = (Role.GROUP_COORDINATOR, Role.TXN_COORDINATOR)
 
 
-async def dispatch(ctx: RequestContext) -> Any:
-    """`answer(ctx)`, through the injected faults (broker/fault_injection.py) for a client's request
-    (not one inside an envelope: its forwarding broker applied them)."""
+async def dispatch(ctx: RequestContext, handler) -> Any:
+    """`answer(ctx, handler)`, through the injected faults (broker/fault_injection.py) for a client's
+    request (not one inside an envelope: its forwarding broker applied them)."""
     faults = getattr(ctx.broker, "faults", None)
     if faults is None or ctx.forwarded_by is not None:
-        return await answer(ctx)
-    return await faults.dispatch(ctx, answer)
+        return await answer(ctx, handler)
+    return await faults.dispatch(ctx, functools.partial(answer, handler=handler))
 
 
-async def answer(ctx: RequestContext) -> Any:
+async def answer(ctx: RequestContext, handler) -> Any:
     """The response entity, the encoded response (header + body) to pass through as it is, or
     None: no response at all (Produce with acks=0; the connection writes nothing).
 
@@ -30,7 +32,7 @@ async def answer(ctx: RequestContext) -> Any:
     forwarded, unless it already came inside an envelope (no double forwarding).
     """
     api = ctx.request.api
-    precheck = api.precheck if ctx.forwarded_by is None else None
+    precheck = handler.precheck if ctx.forwarded_by is None else None
     refused = precheck(ctx, ctx.request.body) if precheck is not None else None
     if inspect.isawaitable(refused):  # a precheck that answers the request on the receiving broker
         refused = await refused
@@ -38,13 +40,13 @@ async def answer(ctx: RequestContext) -> Any:
         return refused
     if api.forwardable and ctx.forwarded_by is None and not ctx.broker.admin.active:
         return await ctx.broker.forwarding.forward(ctx)
-    refused = refuse_for_role(ctx, api)
+    refused = refuse_for_role(ctx, api, handler)
     if refused is not None:
         return refused
-    return await api.handler(ctx, ctx.request.body)
+    return await handler.handle(ctx, ctx.request.body)
 
 
-def refuse_for_role(ctx: RequestContext, api: Api) -> Any:
+def refuse_for_role(ctx: RequestContext, api: Api, handler) -> Any:
     """The api's error response when this broker does not hold the role that answers it, else None.
 
     - CONTROLLER: NOT_CONTROLLER on a broker that is not the active controller (KafkaApis'
@@ -60,13 +62,13 @@ def refuse_for_role(ctx: RequestContext, api: Api) -> Any:
     if api.role is Role.CONTROLLER:
         if api.forwardable or ctx.broker.admin.active:
             return None
-        return error_response(ctx.request, ErrorCode.not_controller)
+        return error_response(ctx.request, ErrorCode.not_controller, handler.error_response)
     if api.role in COORDINATOR_ROLES:
         coordinators = getattr(ctx.broker, "coordinators", None)
-        key_of = api.coordinator_key
+        key_of = handler.coordinator_key
         if coordinators is None or key_of is None:
             return None
         key = key_of(ctx.request)
         if key is not None and not coordinators.owns(api.role, key):
-            return error_response(ctx.request, ErrorCode.not_coordinator)
+            return error_response(ctx.request, ErrorCode.not_coordinator, handler.error_response)
     return None

@@ -12,7 +12,7 @@ Kafka's DynamicBrokerConfig reconfigures it:
 
 from typing import TYPE_CHECKING
 
-from controller import broker_configs as bc
+from model import broker_configs as bc
 from model.topic_configs import BROKER_SYNONYM_KEYS
 
 from .tls.settings import TlsConfigError, inter_broker_context, listener_tls

@@ -26,7 +26,7 @@ from .applied import LatestValuePublisher
 from .controller_link import CLIENT_ID_PREFIX as FORWARDER_PREFIX
 from .replication.fetcher import CLIENT_ID_PREFIX as FETCHER_PREFIX
 from .request_trace import RequestTrace
-from .handlers.error_responses import error_response
+from .handlers.table import error_response
 
 HANG_POLL_S = 0.05
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from model.errors import ErrorCode
 
 from .controller_link import CLIENT_ID_PREFIX
-from .handlers.error_responses import error_response
+from .handlers.table import error_response, handler
 from .protocol.build import build
 from .protocol.codec import RequestParseError, decode_response, request_schema
 from .protocol.principal import serialize_principal
@@ -58,7 +58,7 @@ class ForwardingManager:
         try:
             while True:
                 if self._broker.admin.active:  # became controller meanwhile: answer here
-                    return await request.api.handler(ctx, request.body)
+                    return await handler(request.api).handle(ctx, request.body)
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     metrics.forwarding_timeouts.labels(request.api.name).inc()
@@ -83,8 +83,9 @@ class ForwardingManager:
                 outcome = self._outcome(ctx, response)
                 if isinstance(outcome, tuple):  # the controller's answer
                     data, answer = outcome
-                    if request.api.after_forward is not None:
-                        await request.api.after_forward(ctx, request.body, answer, received)
+                    after_forward = handler(request.api).after_forward
+                    if after_forward is not None:
+                        await after_forward(ctx, request.body, answer, received)
                     return data
                 if outcome is not None:
                     return outcome

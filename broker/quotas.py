@@ -18,9 +18,9 @@ model/quota_math.py says. Throttle times go to `fauxka_quota_throttle_seconds` p
 import functools
 from typing import Any
 
-from controller.quotas import sanitize
 from model.quota_math import DEFAULT, Entity, Rate, TokenBucket, resolve, sensor_key, throttle_ms
 from zkstore import paths as zp
+from zkstore.config_entities import sanitize
 from zkstore.watch_set import WatchSet
 
 QUOTA_TYPES = ("producer_byte_rate", "consumer_byte_rate", "request_percentage", "controller_mutation_rate")

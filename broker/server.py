@@ -24,8 +24,8 @@ from .auth.sasl import new_session
 from .config import Endpoint
 from .connection import Connection
 from .context import RequestContext
-from .dispatch import dispatch
 from .handlers import api_versions
+from .handlers.table import dispatch
 from .protocol import api_table
 from .protocol.codec import RequestParseError, decode_request, encode_response, peek
 from .protocol.framing import STREAM_LIMIT, FrameError, read_frame, with_size_prefix

@@ -16,9 +16,10 @@ from model.acl_model import (CLUSTER_NAME, AccessControlEntry, AclBinding, AclBi
                         ResourceType, parse_principal)
 from model.errors import ErrorCode, KafkaError
 from zkstore import BadVersion, MultiFailed, NoNode, NodeExists, ZkUnavailable
+from zkstore.acl_znodes import change_notification, decode_acls, encode_acls, resource_path
 from zkstore.fenced import ControllerMoved
 from zkstore.store import Op
-from .acl_znodes import change_notification, decode_acls, encode_acls, resource_path
+
 from .audit import Caller
 
 INVALID_CLUSTER_NAME = f"The only valid name for the CLUSTER resource is {CLUSTER_NAME}"

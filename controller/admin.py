@@ -11,13 +11,13 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from model import broker_configs as bc
 from model.errors import ErrorCode, KafkaError
 from zkstore import MultiFailed, NodeExists, NoNode, NotEmpty, ZkUnavailable
 from zkstore import paths as zp
 from zkstore.fenced import ControllerMoved, FencedWriter
 from zkstore.store import Op
 
-from . import broker_configs as bc
 from .assignment import BrokerMeta, metadata_cache_broker_order
 from .audit import AuditLog, Caller
 from .policy import PolicyViolation, TopicAction, TopicActionRequest, TopicState, load_policies

@@ -14,11 +14,12 @@ every live broker's cache does (REQUEST_TIMED_OUT if they do not within CACHE_WA
 from __future__ import annotations
 
 import dataclasses
-import re
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
+from model import broker_configs as bc
+from model.config_resources import BROKER, BROKER_LOGGER, RESOURCE_TYPES, TOPIC, java_int
 from model.errors import ErrorCode, KafkaError
 from model.topic_configs import TOPIC_CONFIGS, ConfigValidationError, validate_topic_configs
 from zkstore import MultiFailed, NodeExists, NoNode, ZkUnavailable
@@ -26,16 +27,12 @@ from zkstore import paths as zp
 from zkstore.fenced import ControllerMoved
 from zkstore.store import Op
 
-from . import broker_configs as bc
 from .audit import Caller
 from .policy import TopicAction
 
-TOPIC, BROKER, BROKER_LOGGER = 2, 4, 8
-RESOURCE_TYPES = {TOPIC: "TOPIC", BROKER: "BROKER", BROKER_LOGGER: "BROKER_LOGGER"}
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 OP_NAMES = {SET: "SET", DELETE: "DELETE", APPEND: "APPEND", SUBTRACT: "SUBTRACT"}
 CACHE_WAIT_S = 5.0
-_INT = re.compile(r"[+-]?[0-9]+")
 HIDDEN = "[hidden]"  # Password.HIDDEN, how Kafka logs a sensitive value
 
 
@@ -173,11 +170,6 @@ async def _alter_one(admin, change: ResourceChange, validate_only: bool, increme
         _authorize(authorize, change)
         return await _alter_topic(admin, change, validate_only, incremental, caller)
     raise KafkaError(ErrorCode.invalid_request, f"Unknown resource type {change.resource_type}")
-
-
-def java_int(text: str) -> bool:
-    """Whether Integer.parseInt accepts `text`."""
-    return bool(_INT.fullmatch(text)) and -(2 ** 31) <= int(text) < 2 ** 31
 
 
 def check_node_id(name: str, broker_id: int) -> None:

@@ -10,46 +10,19 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from model.errors import ErrorCode, KafkaError
+from model.quota_entities import CLIENT_ID, IP, IP_KEYS, JAVA_DOUBLE, QUOTA_KEYS, USER, USER_KEYS
 from zkstore import MultiFailed, ZkUnavailable
 from zkstore import paths as zp
+from zkstore.config_entities import DEFAULT, decode_config, sanitize_entity
 from zkstore.fenced import ControllerMoved
 from zkstore.store import Op
 
 from .audit import Caller
 
-USER, CLIENT_ID, IP = "user", "client-id", "ip"
-DEFAULT = "<default>"  # ConfigEntityName.Default: the znode of a null (default) entity name
-QUOTA_KEYS = {"producer_byte_rate": "LONG", "consumer_byte_rate": "LONG",
-              "request_percentage": "DOUBLE", "controller_mutation_rate": "DOUBLE"}
-USER_KEYS = {"SCRAM-SHA-256": "STRING", "SCRAM-SHA-512": "STRING", **QUOTA_KEYS}
-IP_KEYS = {"connection_creation_rate": "INT"}
 NOT_CONTROLLER_MESSAGE = "This is not the correct controller for this cluster."
-_SAFE = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_")
 _LIMITS = {"LONG": (-(1 << 63), (1 << 63) - 1), "INT": (-(1 << 31), (1 << 31) - 1)}
-JAVA_DOUBLE = re.compile(r"[+-]?(NaN|Infinity|(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?)[fFdD]?")
 _ATTEMPTS = 3
 _locks = weakref.WeakKeyDictionary()  # AdminController -> asyncio.Lock of its quota writes
-
-
-def sanitize(name: str) -> str:
-    """Kafka's Sanitizer.sanitize: URL-encoding with '*' as %2A and space as %20."""
-    return "".join(chr(b) if b in _SAFE else f"%{b:02X}" for b in name.encode("utf-8", "surrogatepass"))
-
-
-def desanitize(name: str) -> str:
-    """URLDecoder.decode; a malformed escape fails the request, as Java's IllegalArgumentException."""
-    if re.search(r"%(?![0-9A-Fa-f]{2})", name):
-        raise KafkaError(ErrorCode.unknown_server_error, None)
-    raw = re.sub(rb"%([0-9A-Fa-f]{2})", lambda m: bytes([int(m.group(1), 16)]), name.replace("+", " ").encode())
-    return raw.decode("utf-8", "replace")
-
-
-def sanitize_entity(name: str | None) -> str:
-    return DEFAULT if name is None else sanitize(name)
-
-
-def desanitize_entity(name: str) -> str | None:
-    return None if name == DEFAULT else desanitize(name)
 
 
 def java_double_str(value: float) -> str:
@@ -162,14 +135,6 @@ def validate_stored(props: dict[str, str], keys: dict[str, str]) -> None:
             ok = kind == "STRING" or (kind == "DOUBLE" and JAVA_DOUBLE.fullmatch(text))
         if not ok:
             raise KafkaError(ErrorCode.unknown_server_error, None)
-
-
-def decode_config(data: bytes | None) -> dict[str, str]:
-    """ConfigEntityZNode.decode: an empty or unparsable znode holds no config."""
-    try:
-        return {k: str(v) for k, v in zp.decode_entity_config(data).items()} if data else {}
-    except (ValueError, AttributeError, TypeError):
-        return {}
 
 
 @dataclass

@@ -12,11 +12,11 @@ from model.errors import ErrorCode, KafkaError
 from model.scram_credential import BY_TYPE, MAX_ITERATIONS, MIN_ITERATIONS, credential_from_salted, credential_to_string
 from zkstore import MultiFailed, ZkUnavailable
 from zkstore import paths as zp
+from zkstore.config_entities import decode_config, sanitize
 from zkstore.fenced import ControllerMoved
 from zkstore.store import Op
 
 from .audit import Caller
-from .quotas import decode_config, sanitize
 
 EMPTY_USER = "Username must not be empty"
 UNKNOWN_MECHANISM = "Unknown SCRAM mechanism"

@@ -1,127 +1,24 @@
-"""Delegation tokens in ZK mode (Kafka's DelegationTokenManager, KIP-48): token ids, HMACs, the
-/delegation_token znodes and their JSON, and Create / Renew / Expire on the controller, each one
-fenced multi-op (version-checked) with its change notification and an audit line. A token's HMAC
-is a secret: it is never logged nor audited."""
+"""Delegation tokens in ZK mode (Kafka's DelegationTokenManager, KIP-48): Create / Renew / Expire
+on the controller, each one fenced multi-op (version-checked) with its change notification and an
+audit line (rules in model/delegation_tokens.py, znode JSON in zkstore/token_znodes.py). A token's
+HMAC is a secret: it is never logged nor audited."""
 
 import asyncio
-import base64
-import hashlib
-import hmac as hmac_lib
-import json
 import time
-import uuid
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
+from model.delegation_tokens import (ERROR_TIMESTAMP, TokenInfo, TokenSettings, b64, create_hmac, new_token,
+                                     new_token_id, now_ms)
 from model.errors import ErrorCode
 from zkstore import MultiFailed
 from zkstore import paths as zp
 from zkstore.fenced import ControllerMoved
 from zkstore.store import Op
+from zkstore.token_znodes import from_json, to_json
 
 from .audit import Caller
-from .quotas import desanitize, sanitize
 
-CURRENT_VERSION, ERROR_TIMESTAMP = 3, -1
 _ATTEMPTS = 3
-
-
-@dataclass(frozen=True)
-class TokenSettings:
-    secret: str
-    max_lifetime_ms: int  # delegation.token.max.lifetime.ms
-    renew_ms: int  # delegation.token.expiry.time.ms: the default renewal period
-    check_interval_ms: int  # delegation.token.expiry.check.interval.ms
-
-
-def settings(config) -> TokenSettings | None:
-    """KafkaConfig.tokenAuthEnabled: a non-empty secret key (the 3.x name, or the old master key)."""
-    secret = config["delegation.token.secret.key"] or config["delegation.token.master.key"]
-    if not secret:
-        return None
-    return TokenSettings(secret, config["delegation.token.max.lifetime.ms"], config["delegation.token.expiry.time.ms"],
-                         config["delegation.token.expiry.check.interval.ms"])
-
-
-@dataclass(frozen=True)
-class TokenInfo:
-    """TokenInformation; principals as `Type:Name`."""
-    token_id: str
-    owner: str
-    requester: str
-    renewers: tuple[str, ...]
-    issue_ms: int
-    max_ms: int
-    expiry_ms: int
-
-    def owner_or_renewer(self, principal: str) -> bool:
-        return principal == self.owner or principal in self.renewers
-
-    def expired(self, now_ms: int) -> bool:
-        return self.max_ms < now_ms or self.expiry_ms < now_ms
-
-
-def new_token_id() -> str:
-    """CoreUtils.generateUuidAsBase64: a random UUID, URL-safe base64 without padding."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
-
-
-def create_hmac(token_id: str, secret: str) -> bytes:
-    """DelegationTokenManager.createHmac: HmacSHA512 of the token id, keyed by the secret's UTF-8 bytes."""
-    return hmac_lib.new(secret.encode("utf-8"), token_id.encode("utf-8"), hashlib.sha512).digest()
-
-
-def b64(data: bytes) -> str:
-    return base64.b64encode(data).decode()
-
-
-def parse_principal(text: str) -> str:
-    """SecurityUtils.parseKafkaPrincipal: `Type:Name` (ValueError otherwise)."""
-    if not text or ":" not in text:
-        raise ValueError(f"expected a string in format principalType:principalName but got {text}")
-    return text
-
-
-def to_json(info: TokenInfo) -> bytes:
-    """toJsonCompatibleMap (version 3): principals sanitized."""
-    return json.dumps({
-        "version": CURRENT_VERSION, "owner": sanitize(info.owner), "tokenRequester": sanitize(info.requester),
-        "renewers": [sanitize(r) for r in info.renewers], "issueTimestamp": info.issue_ms,
-        "maxTimestamp": info.max_ms, "expiryTimestamp": info.expiry_ms, "tokenId": info.token_id,
-    }, separators=(",", ":")).encode()
-
-
-def from_json(data: bytes | None) -> TokenInfo | None:
-    """DelegationTokenManager.fromBytes: None for empty data; ValueError/KeyError/TypeError for bad data."""
-    if not data:
-        return None
-    js = json.loads(data)
-    version = int(js["version"])
-    if not 0 < version <= CURRENT_VERSION:
-        raise ValueError(f"unsupported delegation token version {version}")
-    owner = parse_principal(desanitize(js["owner"]))
-    requester = parse_principal(desanitize(js["tokenRequester"])) if version >= 3 else owner
-    renewers = tuple(parse_principal(desanitize(r)) for r in js["renewers"])
-    return TokenInfo(str(js["tokenId"]), owner, requester, renewers, int(js["issueTimestamp"]),
-                     int(js["maxTimestamp"]), int(js["expiryTimestamp"]))
-
-
-def new_token(token_id: str, owner: str, requester: str, renewers: list[str], max_lifetime_ms: int, now_ms: int,
-              s: TokenSettings) -> TokenInfo:
-    """createToken's timestamps: a request's max lifetime <= 0 means the broker's, and never beyond it."""
-    lifetime = s.max_lifetime_ms if max_lifetime_ms <= 0 else min(max_lifetime_ms, s.max_lifetime_ms)
-    max_ms = now_ms + lifetime
-    return TokenInfo(token_id, owner, requester, tuple(renewers), now_ms, max_ms, min(max_ms, now_ms + s.renew_ms))
-
-
-def visible(token: TokenInfo, requester: str, owners: list[str] | None, may_describe_token, may_describe_owner) -> bool:
-    """DelegationTokenManager.filterToken (DescribeDelegationToken)."""
-    if owners is not None and not any(token.owner_or_renewer(o) for o in owners):
-        return False
-    return token.owner_or_renewer(requester) or may_describe_token(token.token_id) or may_describe_owner(token.owner)
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 # --- the controller's writes --------------------------------------------------------------------

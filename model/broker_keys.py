@@ -2,7 +2,7 @@
 
 `BROKER_CONFIGS` names every key fauxka knows (Kafka's KafkaConfig definitions and fauxka's own);
 broker/config.py parses a file against it, the controller's DescribeConfigs / AlterConfigs rules
-(controller/broker_configs.py) describe and validate against it. Plain data, no I/O.
+(model/broker_configs.py) describe and validate against it. Plain data, no I/O.
 """
 
 from dataclasses import dataclass

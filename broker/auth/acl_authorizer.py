@@ -13,7 +13,7 @@ denied at INFO, either left out when the caller only probes (authorized operatio
 import ipaddress
 from typing import Any
 
-from controller.acl_znodes import acl_paths
+from zkstore.acl_znodes import acl_paths
 from model.acl_model import (IMPLIED_BY, WILDCARD_HOST, WILDCARD_PRINCIPAL, AclBinding, AclBindingFilter,
                                   AclOperation, AclPermissionType, ResourceType, parse_principal)
 

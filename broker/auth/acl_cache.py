@@ -8,7 +8,7 @@ One children watch per store and resource type (/kafka-acl/Topic, /kafka-acl-ext
 import asyncio
 from typing import Any, Callable
 
-from controller.acl_znodes import STORES, decode_acls, resource_path, type_path
+from zkstore.acl_znodes import STORES, decode_acls, resource_path, type_path
 from model.acl_model import (RESOURCE_TYPES, WILDCARD_RESOURCE, AccessControlEntry, AclBinding,
                                   AclBindingFilter, PatternType, ResourcePattern, ResourceType, kafka_order)
 from zkstore import Stat, ZkStore

@@ -21,9 +21,9 @@ import hmac
 import time
 from typing import Callable
 
-from controller.quotas import sanitize
 from model.errors import ErrorCode
 from model.scram_credential import MECHANISMS, ScramCredential, credential_from_string
+from zkstore.config_entities import sanitize
 
 from ..protocol.codec import RequestParseError
 from ..protocol.framing import with_size_prefix

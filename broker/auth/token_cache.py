@@ -7,10 +7,11 @@ when first asked, as Kafka's prepareScramCredentials does."""
 
 from typing import Any
 
-from controller.tokens import TokenInfo, TokenSettings, b64, create_hmac, from_json
+from model.delegation_tokens import TokenInfo, TokenSettings, b64, create_hmac
 from model.scram_credential import MECHANISMS, MIN_ITERATIONS, ScramCredential, new_credential
 from zkstore import ZkStore
 from zkstore import paths as zp
+from zkstore.token_znodes import from_json
 from zkstore.watch_set import WatchSet
 
 

@@ -1,8 +1,9 @@
 """What AlterConfigs and IncrementalAlterConfigs share: both answer through controller.configs."""
 
-from controller import broker_configs as bc
-from controller.configs import BROKER_LOGGER, TOPIC, AlterOp, ResourceChange, alter_configs
+from controller.configs import AlterOp, ResourceChange, alter_configs
+from model import broker_configs as bc
 from model.acl_model import CLUSTER_NAME
+from model.config_resources import BROKER_LOGGER, TOPIC
 from model.errors import ErrorCode
 from .. import logs
 from ..protocol.build import build

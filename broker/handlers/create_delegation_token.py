@@ -4,6 +4,7 @@ without CreateTokens on that User (DELEGATION_TOKEN_AUTHORIZATION_FAILED, KIP-37
 are not users (INVALID_PRINCIPAL_TYPE); the controller writes it (controller.tokens)."""
 
 from controller import tokens
+from model import delegation_tokens
 from model.errors import ErrorCode
 from ..protocol.build import build
 from ..protocol.codec import response_schema
@@ -35,8 +36,9 @@ async def handle(ctx, request):
     if controller is None:
         return response(ctx.version, ErrorCode.not_controller, owner, requester)
     renewers = [f"{r.principal_type}:{r.principal_name}" for r in request.renewers]
-    code, info, hmac = await tokens.create(controller, ctx.broker.tokens, tokens.settings(ctx.config), owner,
-                                           requester, renewers, millis(request.max_lifetime), caller(ctx))
+    settings = delegation_tokens.settings(ctx.config)
+    code, info, hmac = await tokens.create(controller, ctx.broker.tokens, settings, owner, requester, renewers,
+                                           millis(request.max_lifetime), caller(ctx))
     if info is None:
         return response(ctx.version, code, owner, requester)
     return response(ctx.version, code, owner, requester, info.issue_ms, info.expiry_ms, info.max_ms, info.token_id,

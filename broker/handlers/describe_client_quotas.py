@@ -3,11 +3,11 @@ ZkAdminManager.describeClientQuotas does: the same reads, the same filter, the s
 
 import asyncio
 
-from controller.quotas import (CLIENT_ID, IP, IP_KEYS, JAVA_DOUBLE, QUOTA_KEYS, USER, decode_config,
-                               desanitize_entity, sanitize_entity)
 from model.acl_model import CLUSTER_NAME
 from model.errors import ErrorCode, KafkaError
+from model.quota_entities import CLIENT_ID, IP, IP_KEYS, JAVA_DOUBLE, QUOTA_KEYS, USER
 from zkstore import paths as zp
+from zkstore.config_entities import decode_config, desanitize_entity, sanitize_entity
 
 from ..protocol.build import build
 from ..protocol.codec import response_schema

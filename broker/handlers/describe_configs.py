@@ -4,9 +4,9 @@ config_type and documentation; v4 flexible. A success carries error_message "" i
 (the generated field's default; Kafka 2.x sent null), and the entries in the order of Kafka 3.9's
 Scala hash map (model/scala_order.py)."""
 
-from controller import broker_configs as bc
-from controller.configs import BROKER, BROKER_LOGGER, TOPIC, java_int
+from model import broker_configs as bc
 from model.acl_model import CLUSTER_NAME
+from model.config_resources import BROKER, BROKER_LOGGER, TOPIC, java_int
 from model.errors import ErrorCode
 from model.scala_order import scala_hash_map_order
 from model.topic_configs import ConfigSource, ConfigValidationError, effective_topic_configs

@@ -2,7 +2,7 @@
 (KafkaApis.handleDescribeTokensRequest): owners and renewers see their tokens; others need Describe
 on the DelegationToken (its id) or DescribeTokens on the owner's User (KIP-373)."""
 
-from controller import tokens
+from model import delegation_tokens
 from model.errors import ErrorCode
 from ..protocol.build import build
 from ..protocol.codec import response_schema
@@ -20,14 +20,14 @@ async def handle(ctx, request):
     if request.owners is not None and not request.owners:
         return _response(ctx.version, 0, [])
     owners = None if request.owners is None else [f"{o.principal_type}:{o.principal_name}" for o in request.owners]
-    found = [t for t in cache.tokens() if tokens.visible(
+    found = [t for t in cache.tokens() if delegation_tokens.visible(
         t, ctx.principal, owners,
         lambda token_id: ctx.authorized("DESCRIBE", "DELEGATION_TOKEN", token_id),
         lambda owner: ctx.authorized("DESCRIBE_TOKENS", "USER", owner))]
     return _response(ctx.version, 0, [_described(t, cache.hmac(t.token_id)) for t in found])
 
 
-def _described(token: tokens.TokenInfo, hmac: bytes) -> dict:
+def _described(token: delegation_tokens.TokenInfo, hmac: bytes) -> dict:
     (owner_type, owner_name), (requester_type, requester_name) = split(token.owner), split(token.requester)
     return {"principal_type": owner_type, "principal_name": owner_name,
             "token_requester_principal_type": requester_type, "token_requester_principal_name": requester_name,

@@ -3,9 +3,9 @@ ZkAdminManager.describeUserScramCredentials does (mechanisms and iterations, nev
 
 from collections import Counter
 
-from controller.quotas import sanitize
 from model.errors import ErrorCode
 from model.scram_credential import MECHANISMS, credential_from_string
+from zkstore.config_entities import sanitize
 
 from ..protocol.build import build
 from ..protocol.codec import response_schema

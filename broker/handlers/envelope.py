@@ -7,8 +7,7 @@ import ipaddress
 from model.errors import ErrorCode
 
 from ..context import RequestContext
-from ..dispatch import dispatch
-from ..forwarding import CLIENT_ID_PREFIX
+from ..controller_link import CLIENT_ID_PREFIX
 from ..protocol import api_table
 from ..protocol.build import build, error_codes
 from ..protocol.codec import RequestParseError, decode_request, encode_response, peek, response_schema, strip_size_prefix
@@ -36,7 +35,8 @@ def error_response(request, code: int):
     return _response(None, code)
 
 
-async def handle(ctx, request):
+async def handle(ctx, request, *, dispatch):
+    """`dispatch(inner_ctx)` answers the inner request (bound by broker/handlers/table.py)."""
     forwarder = _forwarding_broker(ctx.request.client_id)
     metrics = ctx.broker.metrics.envelopes
     try:

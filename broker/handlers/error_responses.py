@@ -1,6 +1,7 @@
 """Each api's error response (Kafka's AbstractRequest.getErrorResponse): what a client gets when
 its forwarded request cannot be answered by the controller, or when dispatch refuses it for its
-role. A handler module's own `error_response(request, code)` wins; the forwardable apis' are here."""
+role. A handler module's own `error_response(request, code)` wins (broker/handlers/table.py passes it);
+the forwardable apis' are here."""
 
 import dataclasses
 import typing
@@ -15,8 +16,8 @@ MESSAGES = {
 }
 
 
-def error_response(request: Request, code: int):
-    own = request.api.error_response
+def error_response(request: Request, code: int, own=None):
+    """`own(request, code)`, the handler module's builder (broker/handlers/table.py), where it has one."""
     if own is not None:
         return own(request, code)
     body, version = request.body, request.version

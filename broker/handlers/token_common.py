@@ -3,7 +3,7 @@ Their responses' timestamps are int64 milliseconds (broker.protocol.timestamps).
 
 import datetime
 
-from controller import tokens
+from model import delegation_tokens
 from model.errors import ErrorCode
 from ..protocol.build import build
 from ..protocol.codec import response_schema
@@ -29,7 +29,7 @@ def split(principal: str) -> tuple[str, str]:
     return type_, name
 
 
-def expiry_response(key: int, version: int, code: int, expiry: int = tokens.ERROR_TIMESTAMP):
+def expiry_response(key: int, version: int, code: int, expiry: int = delegation_tokens.ERROR_TIMESTAMP):
     """Renew's and Expire's response: an error code and the new expiry timestamp."""
     return build(response_schema(key, version), {"error_code": code, "expiry_timestamp": expiry,
                                                  "throttle_time": 0})
@@ -40,8 +40,9 @@ async def change_expiry(ctx, request, key: int, change, period) -> object:
     controller = admin(ctx)
     if controller is None:
         return expiry_response(key, ctx.version, ErrorCode.not_controller)
-    code, expiry = await change(controller, ctx.broker.tokens, tokens.settings(ctx.config), ctx.principal,
-                                bytes(request.hmac), millis(period), caller(ctx))
+    settings = delegation_tokens.settings(ctx.config)
+    code, expiry = await change(controller, ctx.broker.tokens, settings, ctx.principal, bytes(request.hmac),
+                                millis(period), caller(ctx))
     return expiry_response(key, ctx.version, code, expiry)
 
 

@@ -1,14 +1,12 @@
 """The one table of the APIs fauxka speaks.
 
-ApiVersions is derived from it, the server dispatches through it, the forwarding layer reads
-`forwardable` from it and dispatch enforces its `role`: nothing is typed twice.
+ApiVersions is derived from it, the forwarding layer reads `forwardable` from it and dispatch
+enforces its `role`: nothing is typed twice. Who answers each api is broker/handlers/table.py
+(the handler module named `name`).
 """
 
 import enum
-import functools
-import importlib
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable
 
 
 class Role(enum.Enum):
@@ -37,46 +35,6 @@ class Api:
 
     def supports(self, version: int) -> bool:
         return self.min_version <= version <= self.max_version
-
-    @property
-    def handler(self) -> Callable[[Any, Any], Awaitable[Any]]:
-        return _functions(self.name)[0]
-
-    @property
-    def precheck(self) -> Callable[[Any, Any], Any] | None:
-        """The handler module's `precheck(ctx, body)`, run by the receiving broker before forwarding:
-        a response (or an awaitable of one) answers the request there (e.g. token requests refused on a
-        PLAINTEXT connection, BROKER_LOGGER changes applied on the broker they name)."""
-        return _functions(self.name)[1]
-
-    @property
-    def after_forward(self) -> Callable[[Any, Any, Any, float], Awaitable[None]] | None:
-        """The handler module's `after_forward(ctx, body, response, received)`, awaited by the
-        forwarding broker before it passes the controller's answer on (e.g. until its own cache
-        shows it); `received` is the monotonic time the forwarding broker read the request."""
-        return _functions(self.name)[2]
-
-    @property
-    def error_response(self) -> Callable[[Any, int], Any] | None:
-        """The handler module's own `error_response(request, code)`: the api's whole answer carrying
-        one error code (Kafka's AbstractRequest.getErrorResponse). Callers go through
-        broker/handlers/error_responses.py's `error_response`, which falls back to its own builder."""
-        return _functions(self.name)[3]
-
-    @property
-    def coordinator_key(self) -> Callable[[Any], str | None] | None:
-        """The handler module's `coordinator_key(request)` for coordinator roles: the group id or
-        transactional id whose coordinator must answer (None: no coordinator needed)."""
-        return _functions(self.name)[4]
-
-
-@functools.cache
-def _functions(name: str) -> tuple[Callable, Callable | None, Callable | None, Callable | None, Callable | None]:
-    """The handler module's `handle` and optional `precheck`, `after_forward`, `error_response`
-    and `coordinator_key`."""
-    module = importlib.import_module(f"broker.handlers.{name}")
-    return (module.handle, getattr(module, "precheck", None), getattr(module, "after_forward", None),
-            getattr(module, "error_response", None), getattr(module, "coordinator_key", None))
 
 
 TABLE: dict[int, Api] = {

@@ -3,7 +3,7 @@
 import pytest
 
 from broker.auth.acl_authorizer import AclAuthorizer, AuthorizerConfigError, java_host_address, super_users
-from controller.acl_znodes import encode_acls
+from zkstore.acl_znodes import encode_acls
 from model.acl_model import (SUPPORTED_OPERATIONS, AccessControlEntry, AclBinding, AclOperation,
                                   AclPermissionType, PatternType, ResourcePattern, ResourceType, filter_only_value,
                                   new_binding, new_filter, to_bit_field)

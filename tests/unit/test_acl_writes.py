@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import pytest
 
 from controller import acls
-from controller.acl_znodes import decode_acls, encode_acls
+from zkstore.acl_znodes import decode_acls, encode_acls
 from controller.audit import Caller
 from model.acl_model import (AccessControlEntry, AclOperation, AclPermissionType, PatternType, ResourcePattern,
                                   ResourceType, new_binding, new_filter)

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from controller.acl_znodes import acl_paths, change_notification, decode_acls, decode_change, encode_acls, resource_path
+from zkstore.acl_znodes import acl_paths, change_notification, decode_acls, decode_change, encode_acls, resource_path
 from model.acl_model import AccessControlEntry, AclOperation, AclPermissionType, PatternType, ResourcePattern
 from model.acl_model import ResourceType as R
 

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from controller import broker_configs as bc
 from controller import configs as C
 from controller.audit import Caller
 from controller.policy import PolicySet, TopicState
+from model import broker_configs as bc
 from model.errors import KafkaError
 from zkstore import MultiFailed, NoNode
 

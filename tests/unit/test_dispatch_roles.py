@@ -5,7 +5,8 @@ import ipaddress
 from types import SimpleNamespace
 
 from broker.dispatch import dispatch, refuse_for_role
-from broker.handlers.error_responses import error_response
+from broker.handlers import table
+from broker.handlers.table import Handler, error_response
 from broker.protocol import api_table
 from broker.protocol.api_table import Api, Role
 from broker.protocol.build import build, error_codes
@@ -38,45 +39,40 @@ def test_api_stays_constructible_positionally_with_role_a_keyword():
 
 def test_controller_only_api_on_a_non_controller_gets_not_controller():
     ctx = _ctx(58, 0, _envelope_values(), active=False)
-    refused = refuse_for_role(ctx, ctx.request.api)
+    refused = refuse_for_role(ctx, ctx.request.api, table.HANDLERS[58])
     assert refused.error_code == ErrorCode.not_controller and refused.response_data is None
-    assert refuse_for_role(_ctx(58, 0, _envelope_values(), active=True), ctx.request.api) is None
+    assert refuse_for_role(_ctx(58, 0, _envelope_values(), active=True), ctx.request.api, table.HANDLERS[58]) is None
 
 
 def test_forwardable_controller_api_is_left_to_its_handler_inside_an_envelope():
     ctx = _ctx(19, 7, {"topics": [], "timeout": 1000, "validate_only": True}, active=False, forwarded_by=2)
-    assert refuse_for_role(ctx, ctx.request.api) is None
+    assert refuse_for_role(ctx, ctx.request.api, table.HANDLERS[19]) is None
 
 
-def test_coordinator_role_answers_not_coordinator_through_the_module_hooks(monkeypatch):
+def test_coordinator_role_answers_not_coordinator_through_the_module_hooks():
     ctx = _ctx(3, 12, {"topics": None, "allow_auto_topic_creation": False,
                        "include_topic_authorized_operations": False},
                active=True, coordinators=SimpleNamespace(owns=lambda role, key: key == "mine"))
     api = Api(3, "metadata", 0, 12, role=Role.GROUP_COORDINATOR)
-    assert refuse_for_role(ctx, api) is None  # the module has no coordinator_key: nothing to check
-    monkeypatch.setattr(api_table, "_functions", lambda name: (None, None, None, lambda request, code: code,
-                                                               lambda request: "theirs"))
-    assert refuse_for_role(ctx, api) == ErrorCode.not_coordinator
-    monkeypatch.setattr(api_table, "_functions", lambda name: (None, None, None, lambda request, code: code,
-                                                               lambda request: "mine"))
-    assert refuse_for_role(ctx, api) is None
+    assert refuse_for_role(ctx, api, table.HANDLERS[3]) is None  # no coordinator_key: nothing to check
+    theirs = Handler(None, error_response=lambda request, code: code, coordinator_key=lambda request: "theirs")
+    mine = Handler(None, error_response=lambda request, code: code, coordinator_key=lambda request: "mine")
+    assert refuse_for_role(ctx, api, theirs) == ErrorCode.not_coordinator
+    assert refuse_for_role(ctx, api, mine) is None
     del ctx.broker.coordinators  # no coordinators on this broker yet: the check is skipped
-    monkeypatch.setattr(api_table, "_functions", lambda name: (None, None, None, lambda request, code: code,
-                                                               lambda request: "theirs"))
-    assert refuse_for_role(ctx, api) is None
+    assert refuse_for_role(ctx, api, theirs) is None
 
 
-def test_dispatch_passes_a_handler_answering_nothing_on(monkeypatch):
+def test_dispatch_passes_a_handler_answering_nothing_on():
     async def handle(ctx, body):
         return None
-    monkeypatch.setattr(api_table, "_functions", lambda name: (handle, None, None, None, None))
     ctx = _ctx(3, 12, {"topics": None, "allow_auto_topic_creation": False,
                        "include_topic_authorized_operations": False}, active=True)
-    assert asyncio.run(dispatch(ctx)) is None
+    assert asyncio.run(dispatch(ctx, Handler(handle))) is None
 
 
 def test_generic_error_response_carries_the_code():
     ctx = _ctx(19, 7, {"topics": [{"name": "t", "num_partitions": 1, "replication_factor": 1, "assignments": [],
                                    "configs": []}], "timeout": 1000, "validate_only": False}, active=False)
-    assert ctx.request.api.error_response is None  # create_topics has no builder of its own
+    assert table.handler(ctx.request.api).error_response is None  # create_topics has no builder of its own
     assert error_codes(error_response(ctx.request, ErrorCode.not_controller)) == {41}

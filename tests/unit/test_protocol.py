@@ -15,8 +15,10 @@ def test_api_table_versions_have_schemas():
 
 
 def test_api_table_handlers_resolve():
+    from broker.handlers import table
+
     for api in api_table.TABLE.values():
-        assert callable(api.handler)
+        assert callable(table.handler(api).handle)
 
 
 def test_request_round_trip_keeps_the_original_frame():
@@ -62,13 +64,20 @@ def test_api_versions_response_uses_header_v0_even_when_flexible():
 
 def test_every_handler_module_is_in_the_api_table():
     """A handler module (one with `handle`) the table does not name is an api brokers close the
-    connection on: two merges lost ElectLeaders and IncrementalAlterConfigs that way."""
+    connection on: two merges lost ElectLeaders and IncrementalAlterConfigs that way. The handler
+    table (broker/handlers/table.py) and the api table name the same apis, each api's module by its
+    schema name, and a module that spells its api key agrees with the table."""
     import importlib
     import pkgutil
 
     import broker.handlers
+    from broker.handlers import table
 
     named = {api.name for api in api_table.TABLE.values()}
     handlers = {m.name for m in pkgutil.iter_modules(broker.handlers.__path__)
                 if hasattr(importlib.import_module(f"broker.handlers.{m.name}"), "handle")}
     assert handlers - named == set()
+    assert table.MODULES.keys() == table.HANDLERS.keys() == api_table.TABLE.keys()
+    for key, module in table.MODULES.items():
+        assert module.__name__ == f"broker.handlers.{api_table.TABLE[key].name}"
+        assert getattr(module, "_KEY", key) == key, module.__name__

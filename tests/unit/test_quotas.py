@@ -10,20 +10,22 @@ import pytest
 from broker.handlers.alter_client_quotas import as_request_map, java_hashmap_order
 from broker.handlers.describe_client_quotas import ANY, describe, parse_filter
 from controller import quotas as q
+from model import quota_entities as qe
 from model.errors import KafkaError
+from zkstore import config_entities as ce
 from zkstore.fenced import ControllerMoved
 
 
 def test_sanitize_is_kafkas_url_encoding():
-    assert q.sanitize("alice") == "alice"
-    assert q.sanitize("User:CN=a b,O=x*") == "User%3ACN%3Da%20b%2CO%3Dx%2A"
-    assert q.sanitize("a+b~c/é._-") == "a%2Bb%7Ec%2F%C3%A9._-"
-    assert q.desanitize("User%3ACN%3Da%20b%2CO%3Dx%2A") == "User:CN=a b,O=x*"
-    assert q.desanitize("a+b") == "a b"  # URLDecoder
-    assert q.sanitize_entity(None) == "<default>" and q.desanitize_entity("<default>") is None
-    assert q.sanitize_entity("<default>") == "%3Cdefault%3E"
+    assert ce.sanitize("alice") == "alice"
+    assert ce.sanitize("User:CN=a b,O=x*") == "User%3ACN%3Da%20b%2CO%3Dx%2A"
+    assert ce.sanitize("a+b~c/é._-") == "a%2Bb%7Ec%2F%C3%A9._-"
+    assert ce.desanitize("User%3ACN%3Da%20b%2CO%3Dx%2A") == "User:CN=a b,O=x*"
+    assert ce.desanitize("a+b") == "a b"  # URLDecoder
+    assert ce.sanitize_entity(None) == "<default>" and ce.desanitize_entity("<default>") is None
+    assert ce.sanitize_entity("<default>") == "%3Cdefault%3E"
     with pytest.raises(KafkaError) as err:
-        q.desanitize("bad%zz")
+        ce.desanitize("bad%zz")
     assert err.value.code == -1
 
 
@@ -37,13 +39,13 @@ def test_doubles_are_stored_as_java_prints_them(value, text):
 
 
 def test_entity_paths_and_errors():
-    assert q.entity_target({"user": "User:alice"}) == q.Target("users", "User%3Aalice", q.USER_KEYS)
+    assert q.entity_target({"user": "User:alice"}) == q.Target("users", "User%3Aalice", qe.USER_KEYS)
     assert q.entity_target({"client-id": "app", "user": None}).name == "<default>/clients/app"
-    assert q.entity_target({"client-id": None}) == q.Target("clients", "<default>", q.QUOTA_KEYS)
-    assert q.entity_target({"ip": "10.0.0.1"}) == q.Target("ips", "10.0.0.1", q.IP_KEYS)
-    assert q.entity_target({"user": None}).validation_keys == q.QUOTA_KEYS  # default user: no SCRAM keys
-    assert q.entity_target({"user": "u", "client-id": "c"}).validation_keys == q.QUOTA_KEYS
-    assert q.entity_target({"user": "u"}).validation_keys == q.USER_KEYS
+    assert q.entity_target({"client-id": None}) == q.Target("clients", "<default>", qe.QUOTA_KEYS)
+    assert q.entity_target({"ip": "10.0.0.1"}) == q.Target("ips", "10.0.0.1", qe.IP_KEYS)
+    assert q.entity_target({"user": None}).validation_keys == qe.QUOTA_KEYS  # default user: no SCRAM keys
+    assert q.entity_target({"user": "u", "client-id": "c"}).validation_keys == qe.QUOTA_KEYS
+    assert q.entity_target({"user": "u"}).validation_keys == qe.USER_KEYS
     for entity, message in [
         ({}, "Invalid empty client quota entity"),
         ({"group": "g"}, "Unhandled client quota entity type: group"),
@@ -66,39 +68,39 @@ def test_request_entity_is_a_java_hashmap():
 def test_ops_follow_kafkas_types_and_messages():
     props = {"SCRAM-SHA-256": "salt=...", "producer_byte_rate": "1"}
     got = q.apply_ops(props, [("producer_byte_rate", 2048.0), ("request_percentage", 12.5),
-                              ("controller_mutation_rate", 1e7), ("consumer_byte_rate", 1.0000001)], q.USER_KEYS)
+                              ("controller_mutation_rate", 1e7), ("consumer_byte_rate", 1.0000001)], qe.USER_KEYS)
     assert got == {"SCRAM-SHA-256": "salt=...", "producer_byte_rate": "2048", "request_percentage": "12.5",
                    "controller_mutation_rate": "1.0E7", "consumer_byte_rate": "1"}
-    assert q.apply_ops(got, [("producer_byte_rate", None), ("no_such_key", None)], q.USER_KEYS) == {
+    assert q.apply_ops(got, [("producer_byte_rate", None), ("no_such_key", None)], qe.USER_KEYS) == {
         "SCRAM-SHA-256": "salt=...", "request_percentage": "12.5", "controller_mutation_rate": "1.0E7",
         "consumer_byte_rate": "1"}
-    assert q.apply_ops({}, [("connection_creation_rate", 5.0)], q.IP_KEYS) == {"connection_creation_rate": "5"}
+    assert q.apply_ops({}, [("connection_creation_rate", 5.0)], qe.IP_KEYS) == {"connection_creation_rate": "5"}
     for ops, keys, message in [
-        ([("producer_byte_rate", 1.0), ("bogus", 1.0)], q.QUOTA_KEYS, "Invalid configuration key bogus"),
-        ([("connection_creation_rate", 1.0)], q.QUOTA_KEYS, "Invalid configuration key connection_creation_rate"),
-        ([("producer_byte_rate", 1.5)], q.QUOTA_KEYS, "Configuration producer_byte_rate must be a LONG value"),
-        ([("producer_byte_rate", -5.0)], q.QUOTA_KEYS, "Configuration producer_byte_rate must be a LONG value"),
-        ([("producer_byte_rate", 1e30)], q.QUOTA_KEYS, "Configuration producer_byte_rate must be a LONG value"),
-        ([("connection_creation_rate", 3e9)], q.IP_KEYS, "Configuration connection_creation_rate must be a INT value"),
+        ([("producer_byte_rate", 1.0), ("bogus", 1.0)], qe.QUOTA_KEYS, "Invalid configuration key bogus"),
+        ([("connection_creation_rate", 1.0)], qe.QUOTA_KEYS, "Invalid configuration key connection_creation_rate"),
+        ([("producer_byte_rate", 1.5)], qe.QUOTA_KEYS, "Configuration producer_byte_rate must be a LONG value"),
+        ([("producer_byte_rate", -5.0)], qe.QUOTA_KEYS, "Configuration producer_byte_rate must be a LONG value"),
+        ([("producer_byte_rate", 1e30)], qe.QUOTA_KEYS, "Configuration producer_byte_rate must be a LONG value"),
+        ([("connection_creation_rate", 3e9)], qe.IP_KEYS, "Configuration connection_creation_rate must be a INT value"),
     ]:
         with pytest.raises(KafkaError) as err:
             q.apply_ops({}, ops, keys)
         assert (err.value.code, err.value.message) == (42, message)
     with pytest.raises(KafkaError) as err:  # a SCRAM key given a number: Kafka's IllegalStateException
-        q.apply_ops({}, [("SCRAM-SHA-512", 1.0)], q.USER_KEYS)
+        q.apply_ops({}, [("SCRAM-SHA-512", 1.0)], qe.USER_KEYS)
     assert (err.value.code, err.value.message) == (-1, None)
-    assert q.apply_ops({}, [("request_percentage", -3.0)], q.QUOTA_KEYS) == {"request_percentage": "-3.0"}
+    assert q.apply_ops({}, [("request_percentage", -3.0)], qe.QUOTA_KEYS) == {"request_percentage": "-3.0"}
 
 
 def test_stored_config_is_validated_before_a_write():
-    q.validate_stored({"producer_byte_rate": "10", "SCRAM-SHA-256": "x"}, q.USER_KEYS)
-    for props, keys in [({"SCRAM-SHA-256": "x"}, q.QUOTA_KEYS), ({"producer_byte_rate": "1.5"}, q.QUOTA_KEYS),
-                        ({"request_percentage": "abc"}, q.QUOTA_KEYS), ({"connection_creation_rate": "-1"}, q.IP_KEYS),
-                        ({"retention.ms": "1"}, q.QUOTA_KEYS)]:
+    q.validate_stored({"producer_byte_rate": "10", "SCRAM-SHA-256": "x"}, qe.USER_KEYS)
+    for props, keys in [({"SCRAM-SHA-256": "x"}, qe.QUOTA_KEYS), ({"producer_byte_rate": "1.5"}, qe.QUOTA_KEYS),
+                        ({"request_percentage": "abc"}, qe.QUOTA_KEYS), ({"connection_creation_rate": "-1"}, qe.IP_KEYS),
+                        ({"retention.ms": "1"}, qe.QUOTA_KEYS)]:
         with pytest.raises(KafkaError):
             q.validate_stored(props, keys)
-    assert q.decode_config(b"") == {} and q.decode_config(None) == {}
-    assert q.decode_config(b'{"version":1,"config":{"a":"1"}}') == {"a": "1"}
+    assert ce.decode_config(b"") == {} and ce.decode_config(None) == {}
+    assert ce.decode_config(b'{"version":1,"config":{"a":"1"}}') == {"a": "1"}
 
 
 def test_filter_parsing_errors():

@@ -9,8 +9,9 @@ import pytest
 
 from broker.auth import scram
 from broker.config import config_from_dict
-from controller import tokens
+from model import delegation_tokens as tokens
 from model import scram_credential
+from zkstore import token_znodes
 
 SETTINGS = tokens.TokenSettings("secret", max_lifetime_ms=1000, renew_ms=100, check_interval_ms=10)
 
@@ -31,22 +32,22 @@ def test_hmac_is_hmac_sha512_of_the_id_keyed_by_the_secret():
 
 def test_json_is_kafkas_version_3_with_sanitized_principals():
     info = tokens.TokenInfo("id1", "User:alice", "User:bob", ("User:carol d",), 1, 3, 2)
-    data = json.loads(tokens.to_json(info))
+    data = json.loads(token_znodes.to_json(info))
     assert data == {"version": 3, "owner": "User%3Aalice", "tokenRequester": "User%3Abob",
                     "renewers": ["User%3Acarol%20d"], "issueTimestamp": 1, "maxTimestamp": 3, "expiryTimestamp": 2,
                     "tokenId": "id1"}
-    assert tokens.from_json(tokens.to_json(info)) == info
+    assert token_znodes.from_json(token_znodes.to_json(info)) == info
 
 
 def test_json_of_older_versions_and_bad_data():
     old = {"version": 1, "owner": "User%3Aalice", "renewers": [], "issueTimestamp": 1, "maxTimestamp": 3,
            "expiryTimestamp": 2, "tokenId": "x"}
-    assert tokens.from_json(json.dumps(old).encode()).requester == "User:alice"
-    assert tokens.from_json(b"") is None
+    assert token_znodes.from_json(json.dumps(old).encode()).requester == "User:alice"
+    assert token_znodes.from_json(b"") is None
     with pytest.raises(ValueError):
-        tokens.from_json(json.dumps({**old, "version": 4}).encode())
+        token_znodes.from_json(json.dumps({**old, "version": 4}).encode())
     with pytest.raises(ValueError):
-        tokens.from_json(json.dumps({**old, "owner": "alice"}).encode())
+        token_znodes.from_json(json.dumps({**old, "owner": "alice"}).encode())
 
 
 def test_lifetimes():

@@ -13,7 +13,7 @@ import json
 
 from model.acl_model import (RESOURCE_TYPES, AccessControlEntry, AclOperation, AclPermissionType, PatternType,
                              ResourcePattern, ResourceType, parse_principal)
-from zkstore import paths as zp
+from . import paths as zp
 
 STORES = {PatternType.LITERAL: zp.ACL_LITERAL_ROOT, PatternType.PREFIXED: zp.ACL_PREFIXED_ROOT}
 
