@@ -1,7 +1,7 @@
 """An aborted transaction's offsets (send_offsets_to_transaction) are never committed: not after
 the client's abort, not after the coordinator's abort on transaction.timeout.ms with the group's
 coordinator moved meanwhile, not by a TxnOffsetCommit of the fenced epoch arriving after that abort
-(the chaos checker's seed 103: the producer's retry landed after the ABORT marker, and the
+(the likely path of the chaos checker's seed 103: a retry landed after the ABORT marker, and the
 re-initialised producer's next COMMIT committed it). A consumer of the group sees the old
 committed offsets; the next committed transaction of the id commits only its own."""
 
