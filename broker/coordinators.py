@@ -40,14 +40,17 @@ class ReplicaHost:
 
     def records(self, topic: str, partition: int) -> Iterable[tuple]:
         """(key, value, producer id, marker) of every record: producer id -1 outside transactions,
-        marker True/False for a COMMIT/ABORT control record (key and value None), else None."""
+        marker True/False for a COMMIT/ABORT control record (key and value None), else None. Up to
+        the log end as it is when each chunk is read, as Kafka's load (GroupMetadataManager's
+        `def logEndOffset`): a transaction marker appended while the partition loads is replayed
+        after the records it completes, never before them."""
         p = self._replicas.partitions.get((topic, partition))
         if p is None:
             return
         log = p.log
-        position, end = log.log_start_offset, log.log_end_offset
-        while position < end:
-            buf = log.read(position, _READ_BYTES, end, True)
+        position = log.log_start_offset
+        while position < log.log_end_offset:
+            buf = log.read(position, _READ_BYTES, log.log_end_offset, True)
             if not buf:
                 return
             for header in iter_headers(buf):

@@ -41,8 +41,7 @@ async def write_markers(broker: "Broker", producer_id: int, epoch: int, commit: 
     groups = getattr(broker, "coordinators", None)
     for (topic, index), code in results.items():
         if topic == GROUP_METADATA_TOPIC and code == ErrorCode.none and groups is not None:
-            groups.groups.complete_txn_offsets(producer_id, commit,
-                                               lambda g, i=index: groups.runtime.partition_of(g) == i)
+            groups.runtime.txn_marker_written(producer_id, commit, index)
     return results
 
 

@@ -105,12 +105,26 @@ class CoordinatorRuntime:
 
     def _replay(self, partition: int, key, value, producer_id: int = -1, marker: bool | None = None) -> None:
         if marker is not None:
-            self.groups.complete_txn_offsets(producer_id, marker, lambda g: self.partition_of(g) == partition)
+            self._complete_txn(producer_id, marker, partition)
         else:
             self.groups.replay(key, value, producer_id)
 
+    def txn_marker_written(self, producer_id: int, commit: bool, partition: int) -> None:
+        """WriteTxnMarkers wrote the producer's marker to the partition (Kafka's
+        scheduleHandleTxnCompletion): its pending transactional offsets complete now. Not while the
+        partition loads: the replay reads to the live log end, so it meets the marker after the
+        offsets it completes (Kafka runs the completion after the load, on the same scheduler)."""
+        state = self.partitions.get(partition)
+        if state is not None and state[0] is Load.ACTIVE:
+            self._complete_txn(producer_id, commit, partition)
+
+    def _complete_txn(self, producer_id: int, commit: bool, partition: int) -> None:
+        self.groups.complete_txn_offsets(producer_id, commit, lambda g: self.partition_of(g) == partition)
+
     def _unload(self, partition: int) -> None:
-        self.groups.unload(lambda group_id: self.partition_of(group_id) != partition)
+        keep = lambda group_id: self.partition_of(group_id) != partition  # noqa: E731
+        self.groups.unload(keep)
+        self.groups.unload_txn_offsets(keep)
 
     def _loaded(self, partition: int) -> dict:
         loaded = [g for g in self.groups.groups if self.partition_of(g) == partition]

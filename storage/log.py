@@ -166,13 +166,16 @@ class PartitionLog:
     ) -> AppendInfo:
         """Validate (Kafka's LogValidator), deduplicate (idempotence) and append a producer's
         batch; origin "coordinator" may append control batches (transaction markers) and skips the
-        client's sequence checks (ProducerAppendInfo checks them for AppendOrigin.CLIENT only)."""
+        client's sequence checks (ProducerAppendInfo checks them for AppendOrigin.CLIENT only), not
+        the producer epoch's."""
         v = validate_leader(
             records, self.config, self.log_end_offset, leader_epoch, now_ms, self.tp, origin
         )
         h = v.headers[0]
         if h.is_control:
             self.producers.check_marker(v.buffer, h)  # and a control batch is never a duplicate
+        elif origin == "coordinator":
+            self.producers.check_epoch(h, self.log_end_offset)  # no sequences, but the epoch counts
         duplicate = None if h.is_control or origin == "coordinator" else self.producers.check(h, self.log_end_offset)
         if duplicate is not None:
             return AppendInfo(

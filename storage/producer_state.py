@@ -89,12 +89,7 @@ class ProducerState:
         duplicate = entry.find_duplicate(h)
         if duplicate is not None:
             return duplicate
-        if h.producer_epoch < entry.epoch:
-            raise StorageError(
-                ErrorCode.invalid_producer_epoch,
-                f"Epoch of producer {h.producer_id} at offset {offset} in {self.tp} is "
-                f"{h.producer_epoch}, which is smaller than the last seen epoch {entry.epoch}",
-            )
+        self.check_epoch(h, offset)
         if h.producer_epoch != entry.epoch:
             if h.base_sequence != 0:
                 raise StorageError(
@@ -111,6 +106,18 @@ class ProducerState:
                 f"{entry.last_seq} (current end sequence number)",
             )
         return None
+
+    def check_epoch(self, h: B.BatchHeader, offset: int) -> None:
+        """A data batch of an older epoch than the producer's last is INVALID_PRODUCER_EPOCH, whatever
+        its origin but replication (ProducerAppendInfo.checkProducerEpoch): so a TxnOffsetCommit
+        retried after the coordinator aborted (and bumped the epoch of) its transaction is refused."""
+        entry = self.producers.get(h.producer_id) if h.has_producer_id else None
+        if entry is not None and h.producer_epoch < entry.epoch:
+            raise StorageError(
+                ErrorCode.invalid_producer_epoch,
+                f"Epoch of producer {h.producer_id} at offset {offset} in {self.tp} is "
+                f"{h.producer_epoch}, which is smaller than the last seen epoch {entry.epoch}",
+            )
 
     def check_marker(self, buf, h: B.BatchHeader) -> None:
         """A transaction marker from an older coordinator than the producer's last one is

@@ -73,6 +73,15 @@ class TxnOffsets:
     def replay_txn_offset(self, producer_id: int, key: OffsetKey, value: CommittedOffset) -> None:
         self.pending_txn_offsets.setdefault(producer_id, {}).setdefault(key.group, {})[(key.topic, key.partition)] = value
 
+    def unload_txn_offsets(self, keep: Callable[[str], bool]) -> None:
+        """The groups `keep` rejects moved away: their pending offsets go with them (Kafka keeps them
+        in the GroupMetadata it unloads); the new coordinator's replay has them, and their marker."""
+        for producer_id, by_group in list(self.pending_txn_offsets.items()):
+            for group_id in [g for g in by_group if not keep(g)]:
+                del by_group[group_id]
+            if not by_group:
+                del self.pending_txn_offsets[producer_id]
+
     def complete_txn_offsets(self, producer_id: int, commit: bool, in_partition: Callable[[str], bool]) -> None:
         """The producer's marker is in the groups' partition (written, or replayed): its pending
         offsets of the groups `in_partition` become committed (COMMIT) or are dropped (ABORT)."""

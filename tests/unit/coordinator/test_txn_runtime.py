@@ -114,3 +114,76 @@ class _GroupLog:
     async def append_transactional(self, group_id, records, producer_id, epoch):
         self.host.transactional.append((producer_id, epoch, len(records)))
         return await self.host.append("__consumer_offsets", 0, records, 1000)
+
+
+def _offset(tp, offset, pid=None):
+    record = (encode_key(OffsetKey("g", *tp)), encode_offset_value(OffsetValue(offset)))
+    return record if pid is None else (*record, pid, None)
+
+
+def test_an_abort_marker_drops_offsets_a_later_commit_of_the_producer_would_otherwise_commit():
+    async def body():
+        host = Host()
+        rt = CoordinatorRuntime(host, GroupConfig(), 1)
+        host.epochs[0] = 1
+        host.logs[0] = [_offset(("t", 0), 3), _offset(("t", 1), 4),
+                        _offset(("t", 0), 103, 21), _offset(("t", 1), 104, 21), (None, None, 21, False),
+                        _offset(("t", 1), 50, 21), (None, None, 21, True)]  # the re-initialised producer
+        rt.became_leader(0, 1)
+        await asyncio.sleep(0.01)
+        offsets = rt.groups.fetch_offsets("g", None)
+        assert {tp: c.offset for tp, c in offsets.items()} == {("t", 0): 3, ("t", 1): 50}
+        assert rt.groups.pending_txn_partitions("g") == set()
+        await rt.close()
+    asyncio.run(body())
+
+
+class _LiveHost(Host):
+    """records() follows the log as it grows, as the replica manager's log does."""
+
+    def records(self, topic, partition):
+        log = self.logs.get(partition, [])
+        i = 0
+        while i < len(log):
+            yield log[i]
+            i += 1
+
+
+def test_an_abort_marker_written_while_the_partition_loads_drops_the_offsets_loaded_after_it():
+    async def body():
+        host = _LiveHost()
+        rt = CoordinatorRuntime(host, GroupConfig(), 1)
+        host.epochs[0] = 1
+        host.logs[0] = [_offset(("t", 0), 3)] + [_offset(("u", 0), i) for i in range(1500)]
+        host.logs[0] += [_offset(("t", 0), 103, 21)]  # the open transaction's offsets, past a yield of the load
+        rt.became_leader(0, 1)
+        for _ in range(2):
+            await asyncio.sleep(0)  # the load is past its first 1000 records, not yet at the offsets
+        assert rt.status("g") == ErrorCode.coordinator_load_in_progress
+        host.logs[0].append((None, None, 21, False))  # WriteTxnMarkers: the timed-out transaction's ABORT
+        rt.txn_marker_written(21, False, 0)
+        await asyncio.sleep(0.05)
+        assert rt.status("g") == ErrorCode.none and rt.groups.pending_txn_partitions("g") == set()
+        host.logs[0] += [_offset(("t", 1), 7, 21), (None, None, 21, True)]
+        await rt.groups.txn_commit_offsets("g", 21, 2, "", None, -1, {("t", 1): OffsetRequest(7)})
+        rt.txn_marker_written(21, True, 0)  # the next transaction commits only its own offsets
+        assert rt.groups.fetch_offsets("g", [("t", 0)])[("t", 0)].offset == 3
+        assert rt.groups.fetch_offsets("g", [("t", 1)])[("t", 1)].offset == 7
+        await rt.close()
+    asyncio.run(body())
+
+
+def test_pending_offsets_leave_with_their_partition():
+    async def body():
+        host = Host()
+        rt = CoordinatorRuntime(host, GroupConfig(), 1)
+        host.epochs[0] = 1
+        rt.became_leader(0, 1)
+        await asyncio.sleep(0.01)
+        await rt.groups.txn_commit_offsets("g", 21, 0, "", None, -1, {("t", 0): OffsetRequest(103)})
+        assert rt.groups.pending_txn_partitions("g") == {("t", 0)}
+        rt.lost_leadership(0)
+        rt.txn_marker_written(21, True, 0)  # a marker of a partition no longer ours completes nothing here
+        assert rt.groups.pending_txn_offsets == {} and rt.groups.groups == {}
+        await rt.close()
+    asyncio.run(body())

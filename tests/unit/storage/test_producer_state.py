@@ -161,3 +161,22 @@ def test_a_completed_transaction_stays_unstable_until_its_marker_is_replicated(m
     assert log.producers.unreplicated == []
     log.high_watermark = 5  # never again held back once passed (a follower's HW only moves forward)
     assert log.last_stable_offset == 5
+
+
+def test_a_coordinator_append_of_an_older_epoch_is_refused(make_log):
+    """TxnOffsetCommit's records (origin coordinator, no sequences) still get the epoch check: one
+    retried after the coordinator aborted its transaction with a bumped epoch cannot land after the
+    ABORT marker, where the next COMMIT of the producer id would commit it."""
+    from storage.records import Record, build, build_control_batch
+
+    def offsets(epoch):
+        return bytes(build([Record(0, 1, b"k", b"v", [])], 0, transactional=True, producer_id=9,
+                           producer_epoch=epoch))
+    log = make_log()
+    log.append_as_leader(offsets(0), 0, 1, origin="coordinator")
+    log.append_as_leader(bytes(build_control_batch(9, 1, False, 0, 2)), 0, 2, origin="coordinator")  # timed out
+    with pytest.raises(StorageError) as exc:
+        log.append_as_leader(offsets(0), 0, 3, origin="coordinator")
+    assert exc.value.code == ErrorCode.invalid_producer_epoch and log.log_end_offset == 2
+    log.append_as_leader(offsets(2), 0, 4, origin="coordinator")  # the producer's next epoch
+    assert log.log_end_offset == 3
