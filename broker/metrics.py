@@ -30,7 +30,7 @@ class BrokerMetrics:
                                       registry=r)
         self.zk_session = Gauge("fauxka_zookeeper_session_state",
                                 "1 for the current ZooKeeper session state", ["state"], registry=r)
-        # Forwarding (KIP-590, KIP-938); README maps each to its KIP name.
+        # Forwarding (KIP-590, KIP-938); docs/admin-plane.md maps each to its KIP name.
         self.forwarded = Counter("fauxka_forwarding_requests", "Client requests forwarded to the controller",
                                  ["api"], registry=r)
         self.forwarding_pending = Gauge("fauxka_forwarding_clients_pending",

@@ -1,4 +1,4 @@
-"""The data plane's Prometheus metrics (README's table maps each to Kafka's JMX name).
+"""The data plane's Prometheus metrics (docs/data-plane.md's table maps each to Kafka's JMX name).
 
 Per topic: bytes and messages in (BrokerTopicMetrics BytesInPerSec, MessagesInPerSec), bytes out
 to consumers and to followers (BytesOutPerSec, ReplicationBytesOutPerSec); ISR shrinks and

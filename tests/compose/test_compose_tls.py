@@ -4,7 +4,7 @@
 Run by `make compose-test` after the plain file's test, under a project of its own: the one-shot
 `certs` service makes a throw-away CA into the `tls` volume, the brokers replicate over their SSL
 listener, and a host client reaches every broker over the published SSL_HOST ports with the CA
-copied out of the volume (`docker compose cp`, as the README says). Taken down with its volumes
+copied out of the volume (`docker compose cp`, as docs/compose.md says). Taken down with its volumes
 whatever fails."""
 
 import json
