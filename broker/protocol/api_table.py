@@ -55,7 +55,7 @@ TABLE: dict[int, Api] = {
         Api(13, "leave_group", 0, 5, role=Role.GROUP_COORDINATOR),
         Api(14, "sync_group", 0, 5, role=Role.GROUP_COORDINATOR),
         Api(15, "describe_groups", 0, 5, role=Role.GROUP_COORDINATOR),
-        Api(16, "list_groups", 0, 4),
+        Api(16, "list_groups", 0, 5),
         Api(17, "sasl_handshake", 0, 1),
         Api(18, "api_versions", 0, 4),
         Api(19, "create_topics", 2, 7, forwardable=True, role=Role.CONTROLLER),

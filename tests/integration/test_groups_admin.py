@@ -51,6 +51,13 @@ def test_list_describe_alter_and_delete_groups(cluster):
     assert states[group] == ConsumerGroupState.STABLE and states[simple] == ConsumerGroupState.EMPTY
     only_stable = admin.list_consumer_groups(request_timeout=10, states={ConsumerGroupState.STABLE}).result()
     assert group in {g.group_id for g in only_stable.valid} and simple not in {g.group_id for g in only_stable.valid}
+    # ListGroups v5 (librdkafka's 0081 asserts it): every group is classic; a filter of "consumer"
+    # groups (KIP-848's, which ZooKeeper mode has none of) lists none
+    from confluent_kafka import ConsumerGroupType
+    assert {g.group_id: g.type for g in listing.valid}[group] == ConsumerGroupType.CLASSIC
+    classic = admin.list_consumer_groups(request_timeout=10, types={ConsumerGroupType.CLASSIC}).result()
+    assert {group, simple} <= {g.group_id for g in classic.valid}
+    assert admin.list_consumer_groups(request_timeout=10, types={ConsumerGroupType.CONSUMER}).result().valid == []
     described = admin.describe_consumer_groups([group], request_timeout=10)[group].result()
     assert described.state == ConsumerGroupState.STABLE and described.partition_assignor == "range"
     [member] = described.members
