@@ -196,7 +196,9 @@ def test_a_lagging_in_sync_follower_delays_a_transaction_state_write_without_fai
             "include_topic_authorized_operations": False})
         return sorted(next(p for p in response.topics[0].partitions if p.partition_index == partition).isr_nodes)
     wait_for(lambda: len(isr()) == 3, 30, 0.2, "three in-sync replicas of the id's partition")
-    paused = next(b for b in isr() if b != coordinator)
+    # not the controller: the new id's producer id block comes from it (a paused controller answers
+    # COORDINATOR_LOAD_IN_PROGRESS through the coordinator, as Kafka's would)
+    paused = next(b for b in isr() if b not in (coordinator, cluster.controller_id()))
     init = {"transactional_id": tid, "transaction_timeout": 60000, "producer_id": -1, "producer_epoch": -1}
     cluster.brokers[paused].signal(signal.SIGSTOP)
     try:
