@@ -70,6 +70,10 @@ def test_a_replica_moves_to_another_log_dir_under_an_acks_all_producer(make_clus
         cluster.brokers[1].stop()
         cluster.brokers[1].start()
         cluster.wait_ready()
+        # kafka-python's admin keeps the metadata it read while broker 1 was down (no broker 1:
+        # UnknownBrokerIdError) until metadata.max.age.ms (5 min); a new admin client reads it afresh
+        admin.close()
+        admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap, request_timeout_ms=30000)
         wait_for(lambda: replica_dir(admin, 1, topic) == [target], 30, what="the replica described after restart")
         assert producer.acked <= set(consumed(cluster.bootstrap, topic, len(producer.acked)))
     finally:
