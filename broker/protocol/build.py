@@ -17,6 +17,8 @@ from kio.static.primitive import i32Timedelta, i64Timedelta
 
 from model.errors import ErrorCode
 
+from . import kio_speed  # noqa: F401  (kio's phantom checks made cheap)
+
 
 def _entity_in(tp: Any) -> type | None:
     """The kio entity class inside `tp` (X, X | None), if any."""

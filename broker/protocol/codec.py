@@ -8,12 +8,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from kio.index import load_request_schema, load_response_schema
-from kio.serial import entity_reader, entity_writer
+from kio.serial import entity_reader
 from kio.serial.errors import SerialError
 
+from . import kio_speed  # noqa: F401  (before any encoding: kio's phantom checks made cheap)
 from . import old_versions
 from .api_table import Api
 from .derive import to_public, to_wire, wire_class
+from .fast_writer import entity_writer
 from .framing import FRAME_SIZE
 from .length_guard import check_lengths
 from .timestamps import int64_timestamps
