@@ -8,6 +8,7 @@ connections each sending OffsetCommit v8 (simple consumer, one partition) back t
 seconds; every commit is an acks=all append to __consumer_offsets (replication factor 3).
 
     .venv/bin/python -m bench.groups [--rounds 5] [--seconds 5]
+    .venv/bin/python -m bench.groups --commits-only 64 [--seconds 5]   (with CPU per commit)
 """
 
 import argparse
@@ -121,8 +122,8 @@ async def _first_commit(conn, group: str) -> None:
     raise RuntimeError("the coordinator takes no commit")
 
 
-async def commits_per_s(ports: dict[int, int], connections: int, seconds: float) -> float:
-    group = f"bench-commits-{time.time_ns()}"
+async def commits_per_s(ports: dict[int, int], connections: int, seconds: float, group: str | None = None) -> float:
+    group = group or f"bench-commits-{time.time_ns()}"
     port = await _coordinator(ports, group)
     conns = [await KafkaConnection.open("127.0.0.1", port, 5) for _ in range(connections)]
     await _first_commit(conns[0], group)
@@ -168,13 +169,36 @@ async def measure(ports: dict[int, int], rounds: int, seconds: float) -> dict:
     return out
 
 
+async def commit_costs(cluster, connections: int, seconds: float) -> dict:
+    """Commits/s at `connections`, and the coordinator's and the followers' CPU µs per commit
+    (user + system from /proc over the commit loop, the benchmark's start-up excluded)."""
+    await _topic(cluster.ports, 64)
+    group = f"bench-commits-{time.time_ns()}"
+    coordinator = next(b for b, p in cluster.ports.items() if p == await _coordinator(cluster.ports, group))
+    conn = await KafkaConnection.open("127.0.0.1", cluster.ports[coordinator], 5)
+    await _first_commit(conn, group)
+    await conn.close()
+    before, started = cluster.cpu_s(), time.perf_counter()
+    rate = await commits_per_s(cluster.ports, connections, seconds, group)
+    elapsed, after = time.perf_counter() - started, cluster.cpu_s()
+    commits = rate * seconds  # commits_per_s's own count, within its loop
+    cpu = {b: (after[b] - before[b]) * 1e6 / commits for b in before}
+    return {f"commits_per_s_c{connections}": rate, "coordinator_cpu_us": cpu.pop(coordinator),
+            "followers_cpu_us": sum(cpu.values()), "loop_s": elapsed}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seconds", type=float, default=5)
+    parser.add_argument("--commits-only", type=int, metavar="C",
+                        help="only the commit loop with C connections, with CPU per commit")
     args = parser.parse_args()
     with local_cluster(3, ("offsets.topic.num.partitions=3",)) as cluster:
-        figures = asyncio.run(measure(cluster.ports, args.rounds, args.seconds))
+        if args.commits_only:
+            figures = asyncio.run(commit_costs(cluster, args.commits_only, args.seconds))
+        else:
+            figures = asyncio.run(measure(cluster.ports, args.rounds, args.seconds))
     for name, value in figures.items():
         print(f"{name}: {value:.1f}")
 

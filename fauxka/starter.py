@@ -121,6 +121,10 @@ def run_broker(config, wait_zookeeper: str | None = None, wait_timeout_s: float 
     from broker.app import run
     import uvloop
 
+    from . import profiling
+
+    profiling.install()  # FAUXKA_PROFILE: benchmarks only
+
     if wait_zookeeper:  # the imports overlapped with ZooKeeper's start
         host, _, port = wait_zookeeper.rpartition(":")
         try:
