@@ -174,7 +174,8 @@ async def commit_costs(cluster, connections: int, seconds: float) -> dict:
     (user + system from /proc over the commit loop, the benchmark's start-up excluded)."""
     await _topic(cluster.ports, 64)
     group = f"bench-commits-{time.time_ns()}"
-    coordinator = next(b for b, p in cluster.ports.items() if p == await _coordinator(cluster.ports, group))
+    port = await _coordinator(cluster.ports, group)
+    coordinator = next(b for b, p in cluster.ports.items() if p == port)
     conn = await KafkaConnection.open("127.0.0.1", cluster.ports[coordinator], 5)
     await _first_commit(conn, group)
     await conn.close()

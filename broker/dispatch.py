@@ -19,7 +19,7 @@ async def dispatch(ctx: RequestContext, handler) -> Any:
     """`answer(ctx, handler)`, through the injected faults (broker/fault_injection.py) for a client's
     request (not one inside an envelope: its forwarding broker applied them)."""
     faults = getattr(ctx.broker, "faults", None)
-    if faults is None or ctx.forwarded_by is not None:
+    if faults is None or ctx.forwarded_by is not None or not faults.active:  # no partial, no extra frame
         return await answer(ctx, handler)
     return await faults.dispatch(ctx, functools.partial(answer, handler=handler))
 

@@ -40,17 +40,30 @@ def check_lengths(cls: type, data: bytes, offset: int = 0) -> int:
 def _plan(cls: type) -> tuple:
     flexible = cls.__flexible__
     header = cls.__name__ == "RequestHeader"
-    steps, tagged = [], {}
+    steps, tagged, width = [], {}, 0
     for f in fields(cls):
         tag = get_field_tag(f)
+        fixed = _FIXED.get(get_schema_field_type(f)) if isinstance(classify_field(f), PrimitiveField) else None
+        if tag is None and fixed is not None:  # consecutive fixed-width fields: one step over all of them
+            width += fixed
+            continue
+        if width:
+            steps.append(functools.partial(_skip, width))
+            width = 0
         step = _field_step(cls, f, flexible, header, tag is not None)
         if tag is None:
             steps.append(step)
         else:
             tagged[tag] = step
+    if width:
+        steps.append(functools.partial(_skip, width))
     if flexible:
         steps.append(lambda data, offset: _tag_buffer(tagged, data, offset))
     return tuple(steps)
+
+
+def _skip(width: int, data, offset: int) -> int:
+    return offset + width
 
 
 def _field_step(cls: type, f, flexible: bool, header: bool, is_tagged: bool):
@@ -97,6 +110,8 @@ def _array(element, flexible: bool, data: bytes, offset: int) -> int:
 
 
 def _tag_buffer(tagged: dict, data: bytes, offset: int) -> int:
+    if offset < len(data) and data[offset] == 0:  # no tagged fields (nearly always): a one-byte count
+        return offset + 1
     count, size = read_unsigned_varint(data, offset)
     offset += size
     if count > len(data) - offset:
