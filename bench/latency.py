@@ -75,10 +75,14 @@ async def raw_loops(address: str, topic: str, requests: int, pid: int, profile: 
         produce = _produce(topic, 100)
         for _ in range(50):  # warm: connection, caches
             r = await conn.send(produce, 10)
-        last = r.responses[0].partition_responses[0]
-        assert int(last.error_code) == 0, last
-        fetch = _fetch(topic, last.base_offset)
-        for name, request in (("produce", produce), ("fetch", fetch))[:2 if fetches else 1]:
+        assert int(r.responses[0].partition_responses[0].error_code) == 0, r
+        for name in ("produce", "fetch")[:2 if fetches else 1]:
+            if name == "produce":
+                request = produce
+            else:  # from the last record produced: one batch back
+                last = r.responses[0].partition_responses[0]
+                assert int(last.error_code) == 0, last
+                request = _fetch(topic, last.base_offset)
             if profile:
                 os.kill(pid, signal.SIGUSR1)
                 time.sleep(0.2)
