@@ -14,7 +14,7 @@ import asyncio
 from typing import TYPE_CHECKING
 
 from controller.topics import NewTopic
-from coordinator.runtime import GROUP_METADATA_TOPIC
+from coordinator.group.runtime import GROUP_METADATA_TOPIC
 from coordinator.txn.runtime import TRANSACTION_STATE_TOPIC
 from model.errors import ErrorCode
 from .config import inter_broker_credentials

@@ -2,7 +2,7 @@
 
 The group coordinator runs while this broker leads __consumer_offsets partitions: the metadata
 cache's ("partition", "__consumer_offsets", p) events, applied by the replica manager first (it
-subscribed earlier), load or unload a partition (coordinator/runtime.py). `owns(role, key)` is
+subscribed earlier), load or unload a partition (coordinator/group/runtime.py). `owns(role, key)` is
 what broker/dispatch.py asks before a GROUP_COORDINATOR api runs. `ensure_offsets_topic` creates
 __consumer_offsets on first need, as Kafka's FindCoordinator does (AutoTopicCreationManager with
 the internal topic's configs).
@@ -13,7 +13,7 @@ import time
 from typing import TYPE_CHECKING, Iterable
 
 from coordinator.group.config import GroupConfig
-from coordinator.runtime import GROUP_METADATA_TOPIC, CoordinatorRuntime
+from coordinator.group.runtime import GROUP_METADATA_TOPIC, GroupRuntime
 from model.errors import ErrorCode
 from storage.batch import iter_headers
 from storage.records import Record, build, control_type, decode
@@ -29,7 +29,7 @@ _READ_BYTES = 1 << 20
 
 
 class ReplicaHost:
-    """coordinator.runtime.PartitionHost over the replica manager."""
+    """coordinator.partition_host.PartitionHost over the replica manager."""
 
     def __init__(self, broker: "Broker"):
         self._replicas = broker.replicas
@@ -103,7 +103,7 @@ class Coordinators:
         config = broker.config
         self.config = GroupConfig.from_broker(config.__getitem__)
         self.metrics = GroupMetrics(broker.metrics.registry, self)
-        self.runtime = CoordinatorRuntime(ReplicaHost(broker), self.config, config["offsets.topic.num.partitions"],
+        self.runtime = GroupRuntime(ReplicaHost(broker), self.config, config["offsets.topic.num.partitions"],
                                           log=broker.log.bind(component="groups"),
                                           commit_timeout_ms=config["offsets.commit.timeout.ms"], metrics=self.metrics)
         self.groups = self.runtime.groups

@@ -14,7 +14,7 @@ import asyncio
 import time
 from typing import TYPE_CHECKING
 
-from coordinator.runtime import GROUP_METADATA_TOPIC
+from coordinator.group.runtime import GROUP_METADATA_TOPIC
 from model.errors import ErrorCode
 from storage.records import build_control_batch
 

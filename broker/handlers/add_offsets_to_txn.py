@@ -5,7 +5,7 @@ Versions: v1 nothing new; v2 PRODUCER_FENCED (INVALID_PRODUCER_EPOCH before); v3
 Authorization: WRITE on the TransactionalId, READ on the Group (GROUP_AUTHORIZATION_FAILED).
 """
 
-from coordinator.runtime import GROUP_METADATA_TOPIC
+from coordinator.group.runtime import GROUP_METADATA_TOPIC
 from model.errors import ErrorCode
 
 from ..protocol.build import build

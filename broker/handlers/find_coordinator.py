@@ -11,7 +11,7 @@ __transaction_state (transaction.state.log.*) the same way. Authorization: DESCR
 """
 
 from coordinator.group.partitioner import partition_for
-from coordinator.runtime import GROUP_METADATA_TOPIC
+from coordinator.group.runtime import GROUP_METADATA_TOPIC
 from coordinator.txn.runtime import TRANSACTION_STATE_TOPIC
 from model.errors import ErrorCode
 
