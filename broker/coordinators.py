@@ -81,11 +81,11 @@ class ReplicaHost:
         """The batch is in the leader's log when this returns; the coroutine waits for acks=all
         (the produce purgatory's DelayedProduce), its deadline counted from now."""
         deadline = time.monotonic() + timeout_ms / 1000
-        appender = self._replicas.appender
-        results = appender.append_local({(topic, partition): _batch(records, None)}, -1)
+        replicas = self._replicas
+        results = replicas.append_local({(topic, partition): _batch(records, None)}, -1)
 
         async def acked() -> ErrorCode:
-            await appender.wait_for_acks(results, max(0, int((deadline - time.monotonic()) * 1000)))
+            await replicas.wait_for_acks(results, max(0, int((deadline - time.monotonic()) * 1000)))
             return results[(topic, partition)].error
         return acked()
 
