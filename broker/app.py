@@ -27,7 +27,7 @@ from .auth.token_cache import TokenCache
 from .auto_create import AutoTopicCreator
 from .cache_purgatory import CachePurgatory
 from .controller_channel import ControllerChannel
-from .coordinators import Coordinators
+from .coordination.group_role import Coordinators
 from .controller_link import ControllerLink
 from .forwarding import ForwardingManager
 from .config import BrokerConfig
@@ -36,7 +36,7 @@ from .fault_injection import FaultInjector
 from .metadata_cache import MetadataCache
 from .metrics import BrokerMetrics
 from .quotas import Quotas
-from .producer_ids import ProducerIdManager
+from .coordination.producer_ids import ProducerIdManager
 from .registration import BrokerIdTaken, NoBrokerId, register, resolve_broker_id
 from .replication.replica_manager import ReplicaManager
 from .server import Server

@@ -3,7 +3,7 @@ TransactionCoordinator startup / onElection / onResignation in ZK mode).
 
 It runs while this broker leads __transaction_state partitions: the metadata cache's
 ("partition", "__transaction_state", p) events load or unload a partition
-(coordinator/txn/runtime.py); markers go out through broker/txn_markers.py. `ensure_topic`
+(coordinator/txn/runtime.py); markers go out through txn_markers.py. `ensure_topic`
 creates __transaction_state on first need (FindCoordinator key_type 1, InitProducerId), as Kafka's
 AutoTopicCreationManager does with TransactionStateManager's topic configs.
 """
@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING
 
 from coordinator.txn.runtime import TRANSACTION_STATE_TOPIC, TxnRuntime
 
-from .auto_create import internal_topic_spec
+from ..auto_create import internal_topic_spec
 from .txn_markers import MarkerSender
 from .txn_metrics import TxnMetrics
 
 if TYPE_CHECKING:
-    from .app import Broker
+    from ..app import Broker
 
 
 class TxnCoordinator:

@@ -18,13 +18,13 @@ from coordinator.group.runtime import GROUP_METADATA_TOPIC
 from model.errors import ErrorCode
 from storage.records import build_control_batch
 
-from .inter_broker import InterBrokerConnectError, connect
-from .protocol.build import build
-from .protocol.framing import FrameError
-from .protocol.codec import RequestParseError, request_schema
+from ..inter_broker import InterBrokerConnectError, connect
+from ..protocol.build import build
+from ..protocol.framing import FrameError
+from ..protocol.codec import RequestParseError, request_schema
 
 if TYPE_CHECKING:
-    from .app import Broker
+    from ..app import Broker
 
 TopicPartition = tuple[str, int]
 _VERSION = 1

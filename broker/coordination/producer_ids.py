@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from model.errors import ErrorCode, KafkaError
 
 if TYPE_CHECKING:
-    from .app import Broker
+    from ..app import Broker
 
 ALLOCATE_TIMEOUT_S = 5.0
 

@@ -11,7 +11,7 @@ from prometheus_client import Counter
 from prometheus_client.core import GaugeMetricFamily
 
 if TYPE_CHECKING:
-    from .coordinators import Coordinators
+    from .group_role import Coordinators
 
 _STATES = ("Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead")
 

@@ -15,7 +15,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Summa
 from coordinator.txn.state import TxnState
 
 if TYPE_CHECKING:
-    from .txn_coordinator import TxnCoordinator
+    from .txn_role import TxnCoordinator
 
 LOAD_WINDOW_S = 30
 
