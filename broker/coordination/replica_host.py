@@ -2,14 +2,13 @@
 replica manager (the group and the transaction roles each hold one)."""
 
 import time
-from typing import TYPE_CHECKING, Iterable
+from typing import Iterable
 
 from model.errors import ErrorCode
 from storage.batch import iter_headers
 from storage.records import Record, build, control_type, decode
 
-if TYPE_CHECKING:
-    from ..app import Broker
+from ..replication.replica_manager import ReplicaManager
 
 _READ_BYTES = 1 << 20
 
@@ -17,12 +16,17 @@ _READ_BYTES = 1 << 20
 class ReplicaHost:
     """coordinator.partition_host.PartitionHost over the replica manager."""
 
-    def __init__(self, broker: "Broker"):
-        self._replicas = broker.replicas
+    def __init__(self, replicas: ReplicaManager):
+        self._replicas = replicas
 
     def leader_epoch(self, topic: str, partition: int) -> int | None:
         p = self._replicas.partitions.get((topic, partition))
         return p.leader_epoch if p is not None and p.is_leader else None
+
+    def high_watermark(self, topic: str, partition: int) -> int | None:
+        """The partition's high watermark where this broker holds a replica of it (consumer lag)."""
+        p = self._replicas.partitions.get((topic, partition))
+        return p.log.high_watermark if p is not None else None
 
     def records(self, topic: str, partition: int) -> Iterable[tuple]:
         """(key, value, producer id, marker) of every record: producer id -1 outside transactions,

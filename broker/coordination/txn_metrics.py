@@ -8,28 +8,25 @@ Gauges are computed when /metrics is scraped (from the metrics thread: copies fi
 """
 
 import time
-from typing import TYPE_CHECKING
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, SummaryMetricFamily
 
+from coordinator.txn.runtime import TxnRuntime
 from coordinator.txn.state import TxnState
-
-if TYPE_CHECKING:
-    from .txn_role import TxnCoordinator
 
 LOAD_WINDOW_S = 30
 
 
 class TxnMetrics:
-    def __init__(self, registry, coordinator: "TxnCoordinator"):
-        self._coordinator = coordinator
+    def __init__(self, registry, runtime: TxnRuntime):
+        self._runtime = runtime
         registry.register(self)
 
     def describe(self):
         return []
 
     def collect(self):
-        runtime = self._coordinator.runtime
+        runtime = self._runtime
         txns, stats = list(runtime.txns.txns.values()), runtime.txns.stats
         by_state = GaugeMetricFamily("fauxka_transactions", "Transactional ids this broker coordinates, by state",
                                      labels=["state"])

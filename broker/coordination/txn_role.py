@@ -1,79 +1,61 @@
-"""The transaction coordinator role of this broker, wired to the data plane (Kafka's
-TransactionCoordinator startup / onElection / onResignation in ZK mode).
+"""The transaction coordinator role of this broker (`broker.txn_role`), wired to the data plane
+(Kafka's TransactionCoordinator startup / onElection / onResignation in ZK mode).
 
-It runs while this broker leads __transaction_state partitions: the metadata cache's
-("partition", "__transaction_state", p) events load or unload a partition
-(coordinator/txn/runtime.py); markers go out through txn_markers.py. `ensure_topic`
-creates __transaction_state on first need (FindCoordinator key_type 1, InitProducerId), as Kafka's
-AutoTopicCreationManager does with TransactionStateManager's topic configs.
+It runs while this broker leads __transaction_state partitions (leadership.py loads and unloads
+them in coordinator/txn/runtime.py); markers go out through txn_markers.py's sender. `topic_spec`
+is what __transaction_state is created with on first need (FindCoordinator key_type 1,
+InitProducerId), as Kafka's AutoTopicCreationManager does with TransactionStateManager's topic
+configs.
 """
 
-from typing import TYPE_CHECKING
+from coordinator.txn.runtime import TRANSACTION_STATE_TOPIC, TXN_ROLE, TxnRuntime
 
-from coordinator.txn.runtime import TRANSACTION_STATE_TOPIC, TxnRuntime
-
-from ..auto_create import internal_topic_spec
+from ..config import BrokerConfig, internal_topic_spec
+from ..metadata_cache import MetadataCache
+from ..replication.replica_manager import ReplicaManager
+from .leadership import TopicLeadership
+from .producer_ids import ProducerIdManager
+from .replica_host import ReplicaHost
 from .txn_markers import MarkerSender
 from .txn_metrics import TxnMetrics
 
-if TYPE_CHECKING:
-    from ..app import Broker
 
-
-class TxnCoordinator:
-    def __init__(self, broker: "Broker", host):
-        self._broker = broker
-        config = broker.config
-        self.markers = MarkerSender(broker, config["request.timeout.ms"])
-        self.runtime = TxnRuntime(host, config["transaction.state.log.num.partitions"],
-                                  broker.producer_ids.generate, self.markers.send,
+class TxnRole:
+    def __init__(self, config: BrokerConfig, cache: MetadataCache, replicas: ReplicaManager,
+                 producer_ids: ProducerIdManager, markers: MarkerSender, registry, log):
+        self._config = config
+        self._cache = cache
+        self.markers = markers
+        self.runtime = TxnRuntime(ReplicaHost(replicas), config["transaction.state.log.num.partitions"],
+                                  producer_ids.generate, markers.send,
                                   max_timeout_ms=config["transaction.max.timeout.ms"],
                                   append_timeout_ms=config["request.timeout.ms"],
-                                  log=broker.log.bind(component="transactions"))
+                                  log=log.bind(component="transactions"))
         self.txns = self.runtime.txns
-        self.metrics = TxnMetrics(broker.metrics.registry, self)
-        self._unsubscribe = None
+        self.metrics = TxnMetrics(registry, self.runtime)
+        self._leadership = TopicLeadership(TRANSACTION_STATE_TOPIC, cache, replicas, self.runtime)
 
     def start(self) -> None:
-        self._unsubscribe = self._broker.cache.subscribe(self._on_cache_event)
-        self._sync_partition_count()
-        for (topic, index) in list(self._broker.replicas.partitions):
-            if topic == TRANSACTION_STATE_TOPIC:
-                self._apply(index)
-        config = self._broker.config
+        """After the replica manager started (its cache listener runs before ours)."""
+        self._leadership.start()
+        config = self._config
         self.runtime.start(config["transaction.abort.timed.out.transaction.cleanup.interval.ms"],
                            config["transactional.id.expiration.ms"],
                            config["transaction.remove.expired.transaction.cleanup.interval.ms"])
 
     async def stop(self) -> None:
-        if self._unsubscribe is not None:
-            self._unsubscribe()
+        self._leadership.stop()
         await self.runtime.close()
         await self.markers.close()
 
-    def _sync_partition_count(self) -> None:
-        assignment = self._broker.cache.topics.get(TRANSACTION_STATE_TOPIC)
-        if assignment is not None and assignment.partitions:
-            self.runtime.num_partitions = len(assignment.partitions)
-
-    def _on_cache_event(self, event: tuple) -> None:
-        if event[0] == "partition" and event[1] == TRANSACTION_STATE_TOPIC:
-            self._sync_partition_count()
-            self._apply(event[2])
-        elif event[0] == "topic" and event[1] == TRANSACTION_STATE_TOPIC:
-            self._sync_partition_count()
-            for index in {*self.runtime.partitions,
-                          *(i for t, i in self._broker.replicas.partitions if t == TRANSACTION_STATE_TOPIC)}:
-                self._apply(index)
-
-    def _apply(self, index: int) -> None:
-        self.runtime.loads.follow(index, self._broker.replicas.partitions.get((TRANSACTION_STATE_TOPIC, index)))
+    def owns(self, transactional_id: str) -> bool:
+        return self.runtime.owns(TXN_ROLE, transactional_id)
 
     def topic_spec(self) -> tuple[int, int, dict[str, str]]:
         """(partitions, replication factor, configs) as TransactionStateManager.transactionTopicConfigs;
         min.insync.replicas capped by the replication factor (Kafka keeps 2, which one broker cannot meet)."""
-        config = self._broker.config
-        return internal_topic_spec(self._broker, "transaction.state.log.num.partitions",
+        config = self._config
+        return internal_topic_spec(config, len(self._cache.brokers), "transaction.state.log.num.partitions",
                                    "transaction.state.log.replication.factor", lambda replication: {
                                        "cleanup.policy": "compact", "compression.type": "uncompressed",
                                        "unclean.leader.election.enable": "false",

@@ -18,7 +18,7 @@ _KEY = 66
 
 
 async def handle(ctx, request):
-    runtime = ctx.broker.coordinators.txn.runtime
+    runtime = ctx.broker.txn_role.runtime
     if any(state is Load.LOADING for state, _ in runtime.partitions.values()):
         return error_response(ctx.request, ErrorCode.coordinator_load_in_progress)
     states = {TxnState.from_display(name) for name in request.state_filters} - {None}

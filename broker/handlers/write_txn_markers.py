@@ -11,7 +11,6 @@ from model.errors import ErrorCode
 
 from ..protocol.build import build
 from ..protocol.codec import response_schema
-from ..coordination.txn_markers import write_markers
 
 _KEY = 27
 
@@ -40,8 +39,9 @@ async def handle(ctx, request):
         known = [tp for tp in wanted if tp in ctx.broker.replicas.partitions]
         results = dict.fromkeys(wanted, ErrorCode.unknown_topic_or_partition)
         if known:
-            results.update(await write_markers(ctx.broker, marker.producer_id, marker.producer_epoch,
-                                               marker.transaction_result, marker.coordinator_epoch, known, timeout_ms))
+            results.update(await ctx.broker.marker_writer.write(marker.producer_id, marker.producer_epoch,
+                                                                marker.transaction_result, marker.coordinator_epoch,
+                                                                known, timeout_ms))
         answers.append((marker.producer_id, results))
     return _answer(ctx.version, answers)
 

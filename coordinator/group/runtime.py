@@ -22,7 +22,7 @@ from .config import GroupConfig
 from .coordinator import GroupCoordinator
 from .partitioner import partition_for
 
-__all__ = ["GroupRuntime", "GROUP_METADATA_TOPIC"]
+__all__ = ["GroupRuntime", "GROUP_METADATA_TOPIC", "GROUP_ROLE"]
 
 GROUP_METADATA_TOPIC = "__consumer_offsets"
 GROUP_ROLE = "group_coordinator"  # broker.protocol.api_table.Role.GROUP_COORDINATOR.value
