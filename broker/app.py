@@ -76,7 +76,7 @@ class Broker:
         # partitions, transactions while we lead __transaction_state ones
         self.producer_ids = ProducerIdManager(self.controller_channel, log)  # in blocks from the controller
         self.group_role = GroupRole(config, self.cache, self.replicas, self.metrics.registry, log)
-        self.marker_writer = MarkerWriter(self.replicas, self.group_role.runtime.txn_marker_written)
+        self.marker_writer = MarkerWriter(self.replicas, self.group_role.txn_marker_written)
         markers = MarkerSender(self.marker_writer, self.cache, self.broker_id, functools.partial(connect, self),
                                config["request.timeout.ms"], log)
         self.txn_role = TxnRole(config, self.cache, self.replicas, self.producer_ids, markers, self.metrics.registry, log)

@@ -8,7 +8,8 @@ Gauges are computed when /metrics is scraped, from the groups this broker coordi
 from prometheus_client import Counter
 from prometheus_client.core import GaugeMetricFamily
 
-from coordinator.group.runtime import GroupRuntime
+from coordinator.group.coordinator import GroupCoordinator
+from coordinator.loads import PartitionLoads
 
 from .replica_host import ReplicaHost
 
@@ -32,10 +33,11 @@ class GroupCounters:
 
 
 class GroupMetrics:
-    """The gauges, read from the group runtime when scraped."""
+    """The gauges, read from the groups and their partitions when scraped."""
 
-    def __init__(self, registry, runtime: GroupRuntime, host: ReplicaHost):
-        self._runtime = runtime
+    def __init__(self, registry, groups: GroupCoordinator, loads: PartitionLoads, host: ReplicaHost):
+        self._groups = groups
+        self._loads = loads
         self._host = host
         registry.register(self)
 
@@ -43,7 +45,7 @@ class GroupMetrics:
         return []
 
     def collect(self):
-        groups = dict(self._runtime.groups.groups)  # scraped from the metrics thread: copies
+        groups = dict(self._groups.groups)  # scraped from the metrics thread: copies
         by_state = GaugeMetricFamily("fauxka_groups", "Groups this broker coordinates, by state", labels=["state"])
         counts = dict.fromkeys(_STATES, 0)
         for g in groups.values():
@@ -71,7 +73,7 @@ class GroupMetrics:
         yield lag
         loading = GaugeMetricFamily("fauxka_group_partitions", "__consumer_offsets partitions coordinated here",
                                     labels=["state"])
-        parts = list(self._runtime.partitions.values())
+        parts = list(self._loads.partitions.values())
         for state in ("loading", "active"):
             loading.add_metric([state], sum(1 for s, _ in parts if s.value == state))
         yield loading

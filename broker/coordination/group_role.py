@@ -32,8 +32,8 @@ class GroupRole:
                                     log=log.bind(component="groups"),
                                     commit_timeout_ms=config["offsets.commit.timeout.ms"],
                                     metrics=GroupCounters(registry))
-        self.metrics = GroupMetrics(registry, self.runtime, host)
         self.groups = self.runtime.groups
+        self.metrics = GroupMetrics(registry, self.groups, self.runtime.loads, host)
         self._leadership = TopicLeadership(GROUP_METADATA_TOPIC, cache, replicas, self.runtime)
         self._unsubscribe = None
         self._tasks: set[asyncio.Task] = set()
@@ -58,6 +58,16 @@ class GroupRole:
 
     def status(self, group_id: str) -> ErrorCode:
         return self.runtime.status(group_id)
+
+    def partition_of(self, group_id: str) -> int:
+        return self.runtime.partition_of(group_id)
+
+    def loading(self) -> bool:
+        return self.runtime.loads.loading()
+
+    def txn_marker_written(self, producer_id: int, commit: bool, partition: int) -> None:
+        """A producer's COMMIT/ABORT marker is in a __consumer_offsets partition's log (txn_markers.py)."""
+        self.runtime.txn_marker_written(producer_id, commit, partition)
 
     def _on_cache_event(self, event: tuple) -> None:
         if event[0] == "topic" and event[1] != GROUP_METADATA_TOPIC and event[1] not in self._cache.topics:

@@ -10,7 +10,8 @@ from ..replication.replica_manager import ReplicaManager
 
 class TopicLeadership:
     def __init__(self, topic: str, cache: MetadataCache, replicas: ReplicaManager, runtime):
-        """`runtime`: a coordinator runtime (its `loads`, `partitions` and `num_partitions`)."""
+        """`runtime`: a coordinator runtime (GroupRuntime, TxnRuntime): its `became_leader`,
+        `lost_leadership`, `partitions` and `num_partitions`."""
         self._topic = topic
         self._cache = cache
         self._replicas = replicas
@@ -46,4 +47,9 @@ class TopicLeadership:
                 self._apply(index)
 
     def _apply(self, index: int) -> None:
-        self._runtime.loads.follow(index, self._replicas.partitions.get((self._topic, index)))
+        """The replica manager's partition decides: loaded where this broker leads it, else forgotten."""
+        replica = self._replicas.partitions.get((self._topic, index))
+        if replica is not None and replica.is_leader:
+            self._runtime.became_leader(index, replica.leader_epoch)
+        else:
+            self._runtime.lost_leadership(index)

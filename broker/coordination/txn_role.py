@@ -9,6 +9,7 @@ configs.
 """
 
 from coordinator.txn.runtime import TRANSACTION_STATE_TOPIC, TXN_ROLE, TxnRuntime
+from model.errors import ErrorCode
 
 from ..config import BrokerConfig, internal_topic_spec
 from ..metadata_cache import MetadataCache
@@ -32,7 +33,7 @@ class TxnRole:
                                   append_timeout_ms=config["request.timeout.ms"],
                                   log=log.bind(component="transactions"))
         self.txns = self.runtime.txns
-        self.metrics = TxnMetrics(registry, self.runtime)
+        self.metrics = TxnMetrics(registry, self.txns, self.runtime.loads)
         self._leadership = TopicLeadership(TRANSACTION_STATE_TOPIC, cache, replicas, self.runtime)
 
     def start(self) -> None:
@@ -50,6 +51,12 @@ class TxnRole:
 
     def owns(self, transactional_id: str) -> bool:
         return self.runtime.owns(TXN_ROLE, transactional_id)
+
+    def status(self, transactional_id: str) -> ErrorCode:
+        return self.runtime.status(transactional_id)
+
+    def loading(self) -> bool:
+        return self.runtime.loads.loading()
 
     def topic_spec(self) -> tuple[int, int, dict[str, str]]:
         """(partitions, replication factor, configs) as TransactionStateManager.transactionTopicConfigs;
