@@ -2,6 +2,7 @@
 controller election and listeners, started and stopped in order."""
 
 import asyncio
+import functools
 import random
 import signal
 import socket
@@ -27,7 +28,10 @@ from .auth.token_cache import TokenCache
 from .auto_create import AutoTopicCreator
 from .cache_purgatory import CachePurgatory
 from .controller_channel import ControllerChannel
-from .coordinators import Coordinators
+from .coordination.group_role import GroupRole
+from .coordination.producer_ids import ProducerIdManager
+from .coordination.txn_markers import MarkerSender, MarkerWriter
+from .coordination.txn_role import TxnRole
 from .controller_link import ControllerLink
 from .forwarding import ForwardingManager
 from .config import BrokerConfig
@@ -36,7 +40,7 @@ from .fault_injection import FaultInjector
 from .metadata_cache import MetadataCache
 from .metrics import BrokerMetrics
 from .quotas import Quotas
-from .producer_ids import ProducerIdManager
+from .inter_broker import connect
 from .registration import BrokerIdTaken, NoBrokerId, register, resolve_broker_id
 from .replication.replica_manager import ReplicaManager
 from .server import Server
@@ -68,8 +72,14 @@ class Broker:
         self.quotas = Quotas(self.zk, config, log, self.metrics)  # client quotas, enforced
         self.dynamic_config = DynamicConfigApplier(self)  # dynamic broker configs that take effect
         self.replicas = ReplicaManager(self)  # partition logs, leader and follower roles
-        self.producer_ids = ProducerIdManager(self)  # idempotent producers' ids, in blocks from the controller
-        self.coordinators = Coordinators(self)  # the group coordinator while we lead __consumer_offsets partitions
+        # the coordinator roles (broker/coordination/), siblings: groups while we lead __consumer_offsets
+        # partitions, transactions while we lead __transaction_state ones
+        self.producer_ids = ProducerIdManager(self.controller_channel, log)  # in blocks from the controller
+        self.group_role = GroupRole(config, self.cache, self.replicas, self.metrics.registry, log)
+        self.marker_writer = MarkerWriter(self.replicas, self.group_role.txn_marker_written)
+        markers = MarkerSender(self.marker_writer, self.cache, self.broker_id, functools.partial(connect, self),
+                               config["request.timeout.ms"], log)
+        self.txn_role = TxnRole(config, self.cache, self.replicas, self.producer_ids, markers, self.metrics.registry, log)
         self.faults = FaultInjector(self)  # injected faults (fauxka fault, fauxka.testing), from ZooKeeper
         self.server = Server(self)
         self._stopped = asyncio.Event()
@@ -112,7 +122,8 @@ class Broker:
         await self.cache.wait_synced(timeout_s)
         self.replicas.load()
         self.replicas.start()
-        self.coordinators.start()
+        self.group_role.start()
+        self.txn_role.start()
         await register(self.zk, self._registration())
         self.election.start()
         if self.audit_publisher is not None:
@@ -227,7 +238,8 @@ class Broker:
         await self.election.stop()
         await self.server.stop()
         await self.faults.stop()
-        await self.coordinators.stop()
+        await self.txn_role.stop()
+        await self.group_role.stop()
         await self.replicas.stop()
         await self.auto_create.stop()
         await self.forwarding.stop()

@@ -19,8 +19,8 @@ from controller.audit import Caller
 from controller.topics import NewTopic
 from model.errors import ErrorCode
 
-from .auto_create import CREATE_TOPICS_VERSION, broker_principal, internal_topic_spec
-from .config import inter_broker_credentials
+from .auto_create import CREATE_TOPICS_VERSION, broker_principal
+from .config import inter_broker_credentials, internal_topic_spec
 
 if TYPE_CHECKING:
     from .app import Broker
@@ -61,7 +61,8 @@ class AuditPublisher:
             if self.topic in broker.cache.topics or not broker.admin.active or self._refused:
                 return
             partitions, replication, _ = internal_topic_spec(
-                broker, "audit.topic.num.partitions", "audit.topic.replication.factor", lambda _r: {})
+                broker.config, len(broker.cache.brokers), "audit.topic.num.partitions",
+                "audit.topic.replication.factor", lambda _r: {})
             registration = broker.cache.brokers.get(broker.broker_id)
             endpoint = registration and registration.endpoint(broker.config.inter_broker_listener)
             caller = Caller(principal=broker_principal(broker), client_address=endpoint.host if endpoint else "",

@@ -14,7 +14,7 @@ import asyncio
 from typing import TYPE_CHECKING
 
 from controller.topics import NewTopic
-from coordinator.runtime import GROUP_METADATA_TOPIC
+from coordinator.group.runtime import GROUP_METADATA_TOPIC
 from coordinator.txn.runtime import TRANSACTION_STATE_TOPIC
 from model.errors import ErrorCode
 from .config import inter_broker_credentials
@@ -30,13 +30,6 @@ if TYPE_CHECKING:
 CREATE_TOPICS_VERSION = 7
 # what createTopicsInZk answers for these creation outcomes: the topic is there (or on its way)
 _CREATED = frozenset({ErrorCode.none, ErrorCode.topic_already_exists, ErrorCode.request_timed_out})
-
-
-def internal_topic_spec(broker, partitions_key: str, replication_key: str, configs) -> tuple[int, int, dict[str, str]]:
-    """(partitions, replication factor, configs(replication)) of an internal topic created on first
-    need, its replication factor capped by the live brokers (Kafka refuses until enough are alive)."""
-    replication = min(broker.config[replication_key], max(len(broker.cache.brokers), 1))
-    return broker.config[partitions_key], replication, configs(replication)
 
 
 def broker_principal(broker) -> str:
@@ -90,11 +83,10 @@ class AutoTopicCreator:
         return codes
 
     def _spec(self, name: str) -> tuple[int, int, dict[str, str]]:
-        coordinators = self._broker.coordinators
         if name == GROUP_METADATA_TOPIC:
-            return coordinators.offsets_topic_spec()
+            return self._broker.group_role.topic_spec()
         if name == TRANSACTION_STATE_TOPIC:
-            return coordinators.txn.topic_spec()
+            return self._broker.txn_role.topic_spec()
         config = self._broker.config
         return config["num.partitions"], config["default.replication.factor"], {}
 

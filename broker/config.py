@@ -196,3 +196,11 @@ def inter_broker_credentials(config: BrokerConfig) -> tuple[str, str, str] | Non
     """(mechanism, username, password) this broker authenticates with on the inter-broker listener,
     or None when that listener is PLAINTEXT."""
     return config.sasl.inter_broker
+
+
+def internal_topic_spec(config: BrokerConfig, live_brokers: int, partitions_key: str, replication_key: str,
+                        configs) -> tuple[int, int, dict[str, str]]:
+    """(partitions, replication factor, configs(replication)) of an internal topic created on first
+    need, its replication factor capped by the live brokers (Kafka refuses until enough are alive)."""
+    replication = min(config[replication_key], max(live_brokers, 1))
+    return config[partitions_key], replication, configs(replication)

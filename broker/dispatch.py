@@ -12,7 +12,8 @@ from .context import RequestContext
 from .handlers.error_responses import error_response
 from .protocol.api_table import Api, Role
 
-COORDINATOR_ROLES = (Role.GROUP_COORDINATOR, Role.TXN_COORDINATOR)
+# the broker's attribute holding each coordinator role (broker/coordination/)
+COORDINATOR_ROLES = {Role.GROUP_COORDINATOR: "group_role", Role.TXN_COORDINATOR: "txn_role"}
 
 
 async def dispatch(ctx: RequestContext, handler) -> Any:
@@ -53,8 +54,8 @@ def refuse_for_role(ctx: RequestContext, api: Api, handler) -> Any:
       `controllerMutationQuota` / ZkSupport.requireZkOrThrow checks). A forwardable api got here
       only inside an envelope or on the controller: its handler answers NOT_CONTROLLER per
       resource, after authorisation, as Kafka's ZkAdminManager does, so it passes.
-    - GROUP_COORDINATOR / TXN_COORDINATOR: NOT_COORDINATOR when `ctx.broker.coordinators` exists
-      and does not own the handler module's `coordinator_key(request)` (Kafka's
+    - GROUP_COORDINATOR / TXN_COORDINATOR: NOT_COORDINATOR when the role (`ctx.broker.group_role`,
+      `txn_role`) exists and does not own the handler module's `coordinator_key(request)` (Kafka's
       GroupCoordinator.isCoordinatorForGroup / TransactionCoordinator's check).
     - LEADER: nothing here; leadership is per partition, so the handler answers
       NOT_LEADER_OR_FOLLOWER partition by partition, as ReplicaManager does.
@@ -64,11 +65,11 @@ def refuse_for_role(ctx: RequestContext, api: Api, handler) -> Any:
             return None
         return error_response(ctx.request, ErrorCode.not_controller, handler.error_response)
     if api.role in COORDINATOR_ROLES:
-        coordinators = getattr(ctx.broker, "coordinators", None)
+        coordinator = getattr(ctx.broker, COORDINATOR_ROLES[api.role], None)
         key_of = handler.coordinator_key
-        if coordinators is None or key_of is None:
+        if coordinator is None or key_of is None:
             return None
         key = key_of(ctx.request)
-        if key is not None and not coordinators.owns(api.role, key):
+        if key is not None and not coordinator.owns(key):
             return error_response(ctx.request, ErrorCode.not_coordinator, handler.error_response)
     return None

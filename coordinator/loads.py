@@ -41,16 +41,13 @@ class PartitionLoads:
             return ErrorCode.not_coordinator
         return ErrorCode.coordinator_load_in_progress if state[0] is Load.LOADING else ErrorCode.none
 
+    def loading(self) -> bool:
+        """Some partition is still LOADING (a listing answers COORDINATOR_LOAD_IN_PROGRESS)."""
+        return any(state is Load.LOADING for state, _ in list(self.partitions.values()))
+
     def leads(self, partition: int) -> bool:
         state = self.partitions.get(partition)
         return state is not None and self.host.leader_epoch(self.topic, partition) == state[1]
-
-    def follow(self, partition: int, replica) -> None:
-        """The replica manager's partition (None: not held here) decides: load it or forget it."""
-        if replica is not None and replica.is_leader:
-            self.became_leader(partition, replica.leader_epoch)
-        else:
-            self.lost_leadership(partition)
 
     def became_leader(self, partition: int, epoch: int) -> None:
         current = self.partitions.get(partition)

@@ -5,7 +5,7 @@ Versions: v1 nothing new; v2 PRODUCER_FENCED (INVALID_PRODUCER_EPOCH before); v3
 Authorization: WRITE on the TransactionalId, READ on the Group (GROUP_AUTHORIZATION_FAILED).
 """
 
-from coordinator.runtime import GROUP_METADATA_TOPIC
+from coordinator.group.runtime import GROUP_METADATA_TOPIC
 from model.errors import ErrorCode
 
 from ..protocol.build import build
@@ -25,7 +25,7 @@ async def handle(ctx, request):
     if error is None and not ctx.authorized("READ", "GROUP", request.group_id):
         error = ErrorCode.group_authorization_failed
     if error is None:
-        partition = ctx.broker.coordinators.runtime.partition_of(request.group_id)
+        partition = ctx.broker.group_role.partition_of(request.group_id)
         error = await txns(ctx).add_partitions(request.transactional_id, request.producer_id,
                                                request.producer_epoch, {(GROUP_METADATA_TOPIC, partition)})
     return _answer(ctx.version, error)

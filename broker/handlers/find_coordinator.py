@@ -11,7 +11,7 @@ __transaction_state (transaction.state.log.*) the same way. Authorization: DESCR
 """
 
 from coordinator.group.partitioner import partition_for
-from coordinator.runtime import GROUP_METADATA_TOPIC
+from coordinator.group.runtime import GROUP_METADATA_TOPIC
 from coordinator.txn.runtime import TRANSACTION_STATE_TOPIC
 from model.errors import ErrorCode
 
@@ -40,11 +40,11 @@ def _find(ctx, key: str, key_type: int) -> dict:
     if not key:
         return {**none, "error_code": ErrorCode.invalid_request}
     cache = ctx.cache
-    coordinators = ctx.broker.coordinators
+    role = ctx.broker.group_role if key_type == GROUP else ctx.broker.txn_role
     topic = GROUP_METADATA_TOPIC if key_type == GROUP else TRANSACTION_STATE_TOPIC
     assignment = cache.topics.get(topic)
     if assignment is None or not assignment.partitions:
-        spec = coordinators.offsets_topic_spec() if key_type == GROUP else coordinators.txn.topic_spec()
+        spec = role.topic_spec()
         ctx.broker.auto_create.request([topic], ctx, spec)
         return {**none, "error_code": ErrorCode.coordinator_not_available}
     partition = partition_for(key, len(assignment.partitions))

@@ -1,5 +1,5 @@
 """WriteTxnMarkers v0-v1: the transaction coordinator asks this partition leader to append COMMIT
-or ABORT control batches (KafkaApis.handleWriteTxnMarkersRequest; broker/txn_markers.py writes them).
+or ABORT control batches (KafkaApis.handleWriteTxnMarkersRequest; broker/coordination/txn_markers.py writes them).
 
 Versions: v1 flexible (v0 derived in broker/protocol/old_versions.py). Authorization: CLUSTER_ACTION
 on the Cluster. A partition this broker does not lead answers NOT_LEADER_OR_FOLLOWER, an unknown
@@ -11,7 +11,6 @@ from model.errors import ErrorCode
 
 from ..protocol.build import build
 from ..protocol.codec import response_schema
-from ..txn_markers import write_markers
 
 _KEY = 27
 
@@ -40,8 +39,9 @@ async def handle(ctx, request):
         known = [tp for tp in wanted if tp in ctx.broker.replicas.partitions]
         results = dict.fromkeys(wanted, ErrorCode.unknown_topic_or_partition)
         if known:
-            results.update(await write_markers(ctx.broker, marker.producer_id, marker.producer_epoch,
-                                               marker.transaction_result, marker.coordinator_epoch, known, timeout_ms))
+            results.update(await ctx.broker.marker_writer.write(marker.producer_id, marker.producer_epoch,
+                                                                marker.transaction_result, marker.coordinator_epoch,
+                                                                known, timeout_ms))
         answers.append((marker.producer_id, results))
     return _answer(ctx.version, answers)
 

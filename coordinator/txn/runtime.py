@@ -20,7 +20,7 @@ from model.errors import ErrorCode
 
 from ..group.partitioner import partition_for
 from ..loads import PartitionLoads
-from ..runtime import PartitionHost
+from ..partition_host import PartitionHost
 from .coordinator import TransactionCoordinator
 
 TRANSACTION_STATE_TOPIC = "__transaction_state"

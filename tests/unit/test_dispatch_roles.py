@@ -52,14 +52,14 @@ def test_forwardable_controller_api_is_left_to_its_handler_inside_an_envelope():
 def test_coordinator_role_answers_not_coordinator_through_the_module_hooks():
     ctx = _ctx(3, 12, {"topics": None, "allow_auto_topic_creation": False,
                        "include_topic_authorized_operations": False},
-               active=True, coordinators=SimpleNamespace(owns=lambda role, key: key == "mine"))
+               active=True, group_role=SimpleNamespace(owns=lambda key: key == "mine"))
     api = Api(3, "metadata", 0, 12, role=Role.GROUP_COORDINATOR)
     assert refuse_for_role(ctx, api, table.HANDLERS[3]) is None  # no coordinator_key: nothing to check
     theirs = Handler(None, error_response=lambda request, code: code, coordinator_key=lambda request: "theirs")
     mine = Handler(None, error_response=lambda request, code: code, coordinator_key=lambda request: "mine")
     assert refuse_for_role(ctx, api, theirs) == ErrorCode.not_coordinator
     assert refuse_for_role(ctx, api, mine) is None
-    del ctx.broker.coordinators  # no coordinators on this broker yet: the check is skipped
+    del ctx.broker.group_role  # no group coordinator on this broker yet: the check is skipped
     assert refuse_for_role(ctx, api, theirs) is None
 
 

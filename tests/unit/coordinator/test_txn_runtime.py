@@ -7,11 +7,11 @@ from coordinator.group.config import GroupConfig
 from coordinator.group.coordinator import GroupCoordinator, OffsetRequest
 from coordinator.group.partitioner import partition_for
 from coordinator.group.records import OffsetKey, OffsetValue, encode_key, encode_offset_value
-from coordinator.runtime import CoordinatorRuntime
+from coordinator.group.runtime import GroupRuntime
 from coordinator.txn.runtime import TxnRuntime
 from coordinator.txn.state import TxnState
 from model.errors import ErrorCode
-from tests.unit.coordinator.test_runtime import Host
+from tests.unit.coordinator.test_group_runtime import Host
 
 N = 3
 
@@ -86,7 +86,7 @@ def test_transactional_offsets_become_visible_only_on_commit():
 def test_loading_replays_transactional_offsets_until_their_markers():
     async def body():
         host = Host()
-        rt = CoordinatorRuntime(host, GroupConfig(), 1)
+        rt = GroupRuntime(host, GroupConfig(), 1)
         key = encode_key(OffsetKey("g", "t", 0))
         host.epochs[0] = 1
         host.logs[0] = [(key, encode_offset_value(OffsetValue(3))),
@@ -124,7 +124,7 @@ def _offset(tp, offset, pid=None):
 def test_an_abort_marker_drops_offsets_a_later_commit_of_the_producer_would_otherwise_commit():
     async def body():
         host = Host()
-        rt = CoordinatorRuntime(host, GroupConfig(), 1)
+        rt = GroupRuntime(host, GroupConfig(), 1)
         host.epochs[0] = 1
         host.logs[0] = [_offset(("t", 0), 3), _offset(("t", 1), 4),
                         _offset(("t", 0), 103, 21), _offset(("t", 1), 104, 21), (None, None, 21, False),
@@ -152,7 +152,7 @@ class _LiveHost(Host):
 def test_an_abort_marker_written_while_the_partition_loads_drops_the_offsets_loaded_after_it():
     async def body():
         host = _LiveHost()
-        rt = CoordinatorRuntime(host, GroupConfig(), 1)
+        rt = GroupRuntime(host, GroupConfig(), 1)
         host.epochs[0] = 1
         host.logs[0] = [_offset(("t", 0), 3)] + [_offset(("u", 0), i) for i in range(1500)]
         host.logs[0] += [_offset(("t", 0), 103, 21)]  # the open transaction's offsets, past a yield of the load
@@ -176,7 +176,7 @@ def test_an_abort_marker_written_while_the_partition_loads_drops_the_offsets_loa
 def test_pending_offsets_leave_with_their_partition():
     async def body():
         host = Host()
-        rt = CoordinatorRuntime(host, GroupConfig(), 1)
+        rt = GroupRuntime(host, GroupConfig(), 1)
         host.epochs[0] = 1
         rt.became_leader(0, 1)
         await asyncio.sleep(0.01)

@@ -7,19 +7,18 @@ COORDINATOR_LOAD_IN_PROGRESS (retriable), as Kafka's clients expect.
 """
 
 import asyncio
-from typing import TYPE_CHECKING
 
 from model.errors import ErrorCode, KafkaError
 
-if TYPE_CHECKING:
-    from .app import Broker
+from ..controller_channel import ControllerChannel
 
 ALLOCATE_TIMEOUT_S = 5.0
 
 
 class ProducerIdManager:
-    def __init__(self, broker: "Broker"):
-        self._broker = broker
+    def __init__(self, channel: ControllerChannel, log):
+        self._channel = channel
+        self._log = log
         self._next = 0
         self._end = 0  # exclusive
         self._lock = asyncio.Lock()
@@ -27,14 +26,11 @@ class ProducerIdManager:
     async def generate(self) -> int:
         async with self._lock:
             if self._next >= self._end:
-                channel = getattr(self._broker, "controller_channel", None)
-                if channel is None:
-                    raise KafkaError(ErrorCode.coordinator_load_in_progress)
                 try:
                     async with asyncio.timeout(ALLOCATE_TIMEOUT_S):
-                        first, count = await channel.allocate_producer_ids()
+                        first, count = await self._channel.allocate_producer_ids()
                 except (KafkaError, OSError, ConnectionError, asyncio.TimeoutError) as exc:
-                    self._broker.log.warning("producer id block allocation failed", error=repr(exc))
+                    self._log.warning("producer id block allocation failed", error=repr(exc))
                     raise KafkaError(ErrorCode.coordinator_load_in_progress) from None
                 self._next, self._end = first, first + count
             producer_id = self._next

@@ -1,4 +1,4 @@
-"""The coordinator runtime over an in-memory partition host: loading by replay, ownership,
+"""The group runtime over an in-memory partition host: loading by replay, ownership,
 unloading, appends batched per turn of the event loop and pipelined: a batch goes to the log
 while earlier ones wait for their acks, and batches are answered in log order."""
 
@@ -7,7 +7,7 @@ import asyncio
 from coordinator.group.config import GroupConfig
 from coordinator.group.coordinator import OffsetRequest
 from coordinator.group.partitioner import partition_for
-from coordinator.runtime import CoordinatorRuntime
+from coordinator.group.runtime import GroupRuntime
 from model.errors import ErrorCode
 
 
@@ -63,7 +63,7 @@ async def until(condition, timeout_s=10.0):
 def test_load_owns_append_batching_and_unload():
     async def body():
         host = Host()
-        rt = CoordinatorRuntime(host, GroupConfig(min_session_timeout_ms=10, initial_rebalance_delay_ms=0), N)
+        rt = GroupRuntime(host, GroupConfig(min_session_timeout_ms=10, initial_rebalance_delay_ms=0), N)
         p = partition_for("g", N)
         assert not rt.owns("group_coordinator", "g") and rt.owns("txn_coordinator", "x")
         assert rt.status("g") == ErrorCode.not_coordinator
@@ -93,7 +93,7 @@ def test_load_owns_append_batching_and_unload():
 def test_batches_are_pipelined_and_answered_in_log_order():
     async def body():
         host = Host()
-        rt = CoordinatorRuntime(host, GroupConfig(min_session_timeout_ms=10, initial_rebalance_delay_ms=0), N)
+        rt = GroupRuntime(host, GroupConfig(min_session_timeout_ms=10, initial_rebalance_delay_ms=0), N)
         p = partition_for("g", N)
         host.epochs[p] = 1
         rt.became_leader(p, 1)

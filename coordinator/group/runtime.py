@@ -1,6 +1,7 @@
-"""The coordinator runtime: which __consumer_offsets partitions this broker coordinates, their
+"""The group runtime: which __consumer_offsets partitions this broker coordinates, their
 loading and unloading, and the group coordinator's appends (Kafka's GroupMetadataManager
-loading/unloading plus CoordinatorRuntime's shape in 3.9).
+loading/unloading plus CoordinatorRuntime's shape in 3.9); coordinator/txn/runtime.py is its
+sibling for __transaction_state.
 
 - `became_leader(p, epoch)`: the partition is LOADING (requests get COORDINATOR_LOAD_IN_PROGRESS)
   while its log is replayed from the log start to the log end, then ACTIVE.
@@ -12,49 +13,27 @@ loading/unloading plus CoordinatorRuntime's shape in 3.9).
 
 import asyncio
 import collections
-from typing import Coroutine, Iterable, Protocol
 
 from model.errors import ErrorCode
 
-from .group.config import GroupConfig
-from .group.coordinator import GroupCoordinator
-from .group.partitioner import partition_for
-from .loads import Load, PartitionLoads
+from ..loads import Load, PartitionLoads
+from ..partition_host import PartitionHost
+from .config import GroupConfig
+from .coordinator import GroupCoordinator
+from .partitioner import partition_for
 
-__all__ = ["CoordinatorRuntime", "Load", "PartitionHost", "GROUP_METADATA_TOPIC"]
+__all__ = ["GroupRuntime", "GROUP_METADATA_TOPIC", "GROUP_ROLE"]
 
 GROUP_METADATA_TOPIC = "__consumer_offsets"
-GROUP_ROLE = "group_coordinator"
+GROUP_ROLE = "group_coordinator"  # broker.protocol.api_table.Role.GROUP_COORDINATOR.value
 _MAX_IN_FLIGHT = 2  # batches per partition appended and not yet answered
-_MAX_BATCH_BYTES = 512 * 1024  # well below __consumer_offsets' max.message.bytes (1 MB)  # broker.protocol.api_table.Role.GROUP_COORDINATOR.value
-
-
-class PartitionHost(Protocol):
-    """What the coordinator needs from the data plane."""
-
-    def leader_epoch(self, topic: str, partition: int) -> int | None:
-        """This broker's leader epoch for the partition, None when it does not lead it."""
-
-    def records(self, topic: str, partition: int) -> Iterable[tuple]:
-        """Every record in the partition's log, oldest first: (key, value), or (key, value,
-        producer id, marker) where transactions matter (coordinator/loads.py passes either on)."""
-
-    async def append(self, topic: str, partition: int, records: list[tuple[bytes, bytes | None]],
-                     timeout_ms: int, producer: tuple[int, int] | None = None, appended=None) -> ErrorCode:
-        """Append with acks=all; the error the produce path answered (ErrorCode.none: replicated).
-        `producer` (id, epoch): one transactional batch of that producer. `appended()`, when
-        given, runs as soon as the leader's log has the records, before they are replicated."""
-
-    def begin_append(self, topic: str, partition: int, records: list[tuple[bytes, bytes | None]],
-                     timeout_ms: int) -> Coroutine[None, None, ErrorCode]:
-        """Append to the leader's log now (acks=all); the coroutine returned answers the error once
-        the high watermark passed the batch, or at `timeout_ms` from now (REQUEST_TIMED_OUT)."""
+_MAX_BATCH_BYTES = 512 * 1024  # well below __consumer_offsets' max.message.bytes (1 MB)
 
 
 class _GroupLog:
     """The GroupCoordinator's GroupLog over the runtime."""
 
-    def __init__(self, runtime: "CoordinatorRuntime"):
+    def __init__(self, runtime: "GroupRuntime"):
         self._runtime = runtime
 
     async def append(self, group_id: str, records):
@@ -64,7 +43,7 @@ class _GroupLog:
         return await self._runtime.append_transactional(group_id, records, producer_id, epoch)
 
 
-class CoordinatorRuntime:
+class GroupRuntime:
     def __init__(self, host: PartitionHost, config: GroupConfig, num_partitions: int, *, log=None,
                  commit_timeout_ms: int = 5000, metrics=None):
         self.host = host

@@ -8,29 +8,27 @@ Gauges are computed when /metrics is scraped (from the metrics thread: copies fi
 """
 
 import time
-from typing import TYPE_CHECKING
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, SummaryMetricFamily
 
+from coordinator.loads import PartitionLoads
+from coordinator.txn.coordinator import TransactionCoordinator
 from coordinator.txn.state import TxnState
-
-if TYPE_CHECKING:
-    from .txn_coordinator import TxnCoordinator
 
 LOAD_WINDOW_S = 30
 
 
 class TxnMetrics:
-    def __init__(self, registry, coordinator: "TxnCoordinator"):
-        self._coordinator = coordinator
+    def __init__(self, registry, txns: TransactionCoordinator, loads: PartitionLoads):
+        self._txns = txns
+        self._loads = loads
         registry.register(self)
 
     def describe(self):
         return []
 
     def collect(self):
-        runtime = self._coordinator.runtime
-        txns, stats = list(runtime.txns.txns.values()), runtime.txns.stats
+        txns, stats = list(self._txns.txns.values()), self._txns.stats
         by_state = GaugeMetricFamily("fauxka_transactions", "Transactional ids this broker coordinates, by state",
                                      labels=["state"])
         counts = {s.display: 0 for s in TxnState}
@@ -53,14 +51,14 @@ class TxnMetrics:
                                     "being written")
         pending.add_metric([], sum(1 for meta in txns if meta.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT)))
         yield pending
-        parts = list(runtime.partitions.values())
+        parts = list(self._loads.partitions.values())
         partitions = GaugeMetricFamily("fauxka_transaction_partitions", "__transaction_state partitions "
                                        "coordinated here", labels=["state"])
         for state in ("loading", "active"):
             partitions.add_metric([state], sum(1 for s, _ in parts if s.value == state))
         yield partitions
         since = time.monotonic() - LOAD_WINDOW_S
-        recent = [ms for at, ms in list(runtime.loads.recent_loads) if at >= since]
+        recent = [ms for at, ms in list(self._loads.recent_loads) if at >= since]
         # seconds, as Prometheus names want (promtool refuses _ms); Kafka's metric is in ms
         load = GaugeMetricFamily("fauxka_transaction_partition_load_time_seconds", "Time to load a "
                                  f"__transaction_state partition, over loads finished in the last {LOAD_WINDOW_S} s",

@@ -5,25 +5,25 @@ offset vs the partition's log end, as this broker's replica knows it), which Kaf
 Gauges are computed when /metrics is scraped, from the groups this broker coordinates.
 """
 
-from typing import TYPE_CHECKING
-
 from prometheus_client import Counter
 from prometheus_client.core import GaugeMetricFamily
 
-if TYPE_CHECKING:
-    from .coordinators import Coordinators
+from coordinator.group.coordinator import GroupCoordinator
+from coordinator.loads import PartitionLoads
+
+from .replica_host import ReplicaHost
 
 _STATES = ("Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead")
 
 
-class GroupMetrics:
-    def __init__(self, registry, coordinators: "Coordinators"):
-        self._coordinators = coordinators
+class GroupCounters:
+    """What the GroupCoordinator counts as it goes (its `metrics`)."""
+
+    def __init__(self, registry):
         self.rebalances = Counter("fauxka_group_rebalances", "Rebalances started (PreparingRebalance entered)",
                                   registry=registry)
         self.offset_commits = Counter("fauxka_group_offset_commits", "Offsets committed (partitions)",
                                       registry=registry)
-        registry.register(self)
 
     def rebalance(self, group_id: str) -> None:
         self.rebalances.inc()
@@ -31,11 +31,21 @@ class GroupMetrics:
     def commits(self, count: int) -> None:
         self.offset_commits.inc(count)
 
+
+class GroupMetrics:
+    """The gauges, read from the groups and their partitions when scraped."""
+
+    def __init__(self, registry, groups: GroupCoordinator, loads: PartitionLoads, host: ReplicaHost):
+        self._groups = groups
+        self._loads = loads
+        self._host = host
+        registry.register(self)
+
     def describe(self):
         return []
 
     def collect(self):
-        groups = dict(self._coordinators.groups.groups)  # scraped from the metrics thread: copies
+        groups = dict(self._groups.groups)  # scraped from the metrics thread: copies
         by_state = GaugeMetricFamily("fauxka_groups", "Groups this broker coordinates, by state", labels=["state"])
         counts = dict.fromkeys(_STATES, 0)
         for g in groups.values():
@@ -48,23 +58,22 @@ class GroupMetrics:
         offsets = GaugeMetricFamily("fauxka_group_offsets", "Committed offsets held (NumOffsets)")
         lag = GaugeMetricFamily("fauxka_consumer_lag", "Log end offset minus the committed offset, where this "
                                 "broker holds a replica of the partition", labels=["group", "topic", "partition"])
-        replicas = self._coordinators._broker.replicas.partitions
         total = 0
         for g in groups.values():
             members.add_metric([g.group_id], len(g.members))
             offsets_of = dict(g.offsets)
             total += len(offsets_of)
             for (topic, index), committed in offsets_of.items():
-                p = replicas.get((topic, index))
-                if p is not None:
-                    lag.add_metric([g.group_id, topic, str(index)], max(p.log.high_watermark - committed.offset, 0))
+                high_watermark = self._host.high_watermark(topic, index)
+                if high_watermark is not None:
+                    lag.add_metric([g.group_id, topic, str(index)], max(high_watermark - committed.offset, 0))
         offsets.add_metric([], total)
         yield members
         yield offsets
         yield lag
         loading = GaugeMetricFamily("fauxka_group_partitions", "__consumer_offsets partitions coordinated here",
                                     labels=["state"])
-        parts = list(self._coordinators.runtime.partitions.values())
+        parts = list(self._loads.partitions.values())
         for state in ("loading", "active"):
             loading.add_metric([state], sum(1 for s, _ in parts if s.value == state))
         yield loading
