@@ -58,3 +58,45 @@ def test_transaction_coordinator_moves_mid_transaction_and_the_producer_commits(
     producer.produce(topic, b"b", partition=0)
     producer.commit_transaction(30)
     assert sorted(_read_committed(cluster, topic, 2)) == [b"a", b"b"]
+
+
+def test_a_coordinator_move_while_the_next_transaction_waits_for_markers_answers_not_coordinator(fauxka_cluster):
+    """The previous transaction's markers hang (WriteTxnMarkers to the partition's leader gets no
+    answer), so each AddPartitionsToTxn of the next transaction waits for them and is answered
+    CONCURRENT_TRANSACTIONS; the coordinator then moves. A request that was waiting when the old
+    coordinator unloaded the id must be told NOT_COORDINATOR (Kafka's getTransactionState), not
+    INVALID_PRODUCER_ID_MAPPING: librdkafka takes that for a lost producer id, bumps the epoch and
+    fails the transaction (a chaos run's restarted coordinator: the workload's abort then failed
+    fatally, INVALID_TXN_STATE). The producer goes on to the new coordinator and commits."""
+    from confluent_kafka import Producer
+
+    cluster = fauxka_cluster
+    tid = cluster.unique_topic("tid")
+    producer = Producer({"bootstrap.servers": cluster.bootstrap, "transactional.id": tid, "acks": "all",
+                         "client.id": tid})
+    producer.init_transactions(30)
+    partition = cluster._txn_partition(tid)
+    cluster.wait_for(lambda: len(cluster.isr("__transaction_state", partition)) > 1, 20,
+                     what="a second in-sync replica of the transaction's partition")
+    first = cluster.transaction_coordinator(tid)
+    target = next(b for b in cluster.isr("__transaction_state", partition) if b != first)
+    leader = next(b for b in cluster.broker_ids if b != first)  # markers reach it by WriteTxnMarkers
+    topic = _topic(cluster, assignment=[[leader]])
+
+    def concurrent_answers():
+        return [e for e in cluster.trace(api="add_partitions_to_txn", client_id=tid) if e["errors"] == [51]]
+    with cluster.tracing():
+        with cluster.fault("hang", api="write_txn_markers", broker=leader):
+            producer.begin_transaction()
+            producer.produce(topic, b"a", partition=0)
+            producer.commit_transaction(30)  # answered once PrepareCommit is written; its markers hang
+            producer.begin_transaction()
+            producer.produce(topic, b"b", partition=0)
+            cluster.wait_for(lambda: len(concurrent_answers()) >= 3, 20,
+                             what="AddPartitionsToTxn answered CONCURRENT_TRANSACTIONS while the markers hang")
+            cluster.move_transaction_coordinator(tid, target)
+        producer.commit_transaction(60)
+    answers = [(e["broker"], e["errors"]) for e in cluster.trace(api="add_partitions_to_txn", client_id=tid)]
+    assert not [a for a in answers if a[1] == [49]], answers  # INVALID_PRODUCER_ID_MAPPING
+    assert answers[-1] == (target, [0])
+    assert sorted(_read_committed(cluster, topic, 2)) == [b"a", b"b"]
