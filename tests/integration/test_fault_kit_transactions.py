@@ -25,11 +25,11 @@ def _read_committed(cluster, topic: str, expect: int, timeout_s: float = 30) -> 
     return got
 
 
-def test_transaction_coordinator_moves_mid_transaction_and_the_producer_commits(fauxka_cluster):
+def _producer_and_coordinators(cluster, tid: str):
+    """A transactional producer (client.id = tid), initialised; its coordinator and another
+    in-sync replica of the id's __transaction_state partition to move the coordinator to."""
     from confluent_kafka import Producer
 
-    cluster = fauxka_cluster
-    topic, tid = _topic(cluster, 1), cluster.unique_topic("tid")
     producer = Producer({"bootstrap.servers": cluster.bootstrap, "transactional.id": tid, "acks": "all",
                          "client.id": tid})
     producer.init_transactions(30)
@@ -38,6 +38,13 @@ def test_transaction_coordinator_moves_mid_transaction_and_the_producer_commits(
                      what="a second in-sync replica of the transaction's partition")
     first = cluster.transaction_coordinator(tid)
     target = next(b for b in cluster.isr("__transaction_state", partition) if b != first)
+    return producer, first, target
+
+
+def test_transaction_coordinator_moves_mid_transaction_and_the_producer_commits(fauxka_cluster):
+    cluster = fauxka_cluster
+    topic, tid = _topic(cluster, 1), cluster.unique_topic("tid")
+    producer, first, target = _producer_and_coordinators(cluster, tid)
 
     with cluster.tracing():
         producer.begin_transaction()
@@ -68,18 +75,9 @@ def test_a_coordinator_move_while_the_next_transaction_waits_for_markers_answers
     INVALID_PRODUCER_ID_MAPPING: librdkafka takes that for a lost producer id, bumps the epoch and
     fails the transaction (a chaos run's restarted coordinator: the workload's abort then failed
     fatally, INVALID_TXN_STATE). The producer goes on to the new coordinator and commits."""
-    from confluent_kafka import Producer
-
     cluster = fauxka_cluster
     tid = cluster.unique_topic("tid")
-    producer = Producer({"bootstrap.servers": cluster.bootstrap, "transactional.id": tid, "acks": "all",
-                         "client.id": tid})
-    producer.init_transactions(30)
-    partition = cluster._txn_partition(tid)
-    cluster.wait_for(lambda: len(cluster.isr("__transaction_state", partition)) > 1, 20,
-                     what="a second in-sync replica of the transaction's partition")
-    first = cluster.transaction_coordinator(tid)
-    target = next(b for b in cluster.isr("__transaction_state", partition) if b != first)
+    producer, first, target = _producer_and_coordinators(cluster, tid)
     leader = next(b for b in cluster.broker_ids if b != first)  # markers reach it by WriteTxnMarkers
     topic = _topic(cluster, assignment=[[leader]])
 
