@@ -323,6 +323,12 @@ class PartitionLog:
     def truncate_to(self, offset: int) -> None:
         """Kafka's `UnifiedLog.truncateTo`: drop every batch from the one holding offset."""
         if offset >= self.log_end_offset:
+            # as Kafka's, the epoch cache is cut even so: a broker that became leader (an epoch
+            # starting at its log end) and appended nothing before losing the leadership keeps
+            # that epoch as its latest; a follower fetching with it is told to diverge again and
+            # again and never fetches (it stayed in the ISR, and a later election lost the tail)
+            self.epochs.truncate_from_end(self.log_end_offset)
+            self.epochs.flush()
             return
         if offset < self.segments[0].base_offset:
             self.truncate_fully_and_start_at(offset)

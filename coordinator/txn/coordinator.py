@@ -41,6 +41,10 @@ class TxnLog(Protocol):
     def coordinator_epoch(self, transactional_id: str) -> int:
         """The leader epoch of the id's __transaction_state partition."""
 
+    def status(self, transactional_id: str) -> ErrorCode:
+        """NONE while the id's partition is loaded here, else NOT_COORDINATOR or
+        COORDINATOR_LOAD_IN_PROGRESS (TransactionStateManager.getTransactionState)."""
+
 
 MarkerSender = Callable[[int, int, bool, int, set[TopicPartition]], Awaitable[None]]
 
@@ -132,7 +136,9 @@ class TransactionCoordinator:
             return ErrorCode.invalid_request, -1, -1
         if timeout_ms <= 0 or timeout_ms > self.max_timeout_ms:
             return ErrorCode.invalid_transaction_timeout, -1, -1
-        await self._settled(transactional_id)
+        code = await self._settled(transactional_id)
+        if code != ErrorCode.none:
+            return code, -1, -1
         meta = self.txns.get(transactional_id)
         if meta is None:
             code, pid = await self._new_producer_id()
@@ -183,18 +189,22 @@ class TransactionCoordinator:
         return await self._prepare(meta, commit=False)
 
     # --- AddPartitionsToTxn, AddOffsetsToTxn ------------------------------------------------------------
-    async def _settled(self, transactional_id: str) -> None:
+    async def _settled(self, transactional_id: str) -> ErrorCode:
         """Where fauxka goes further: Kafka answers CONCURRENT_TRANSACTIONS while the previous
         transaction's markers are being written and the client retries after its backoff (librdkafka:
         tens of ms); fauxka first waits up to SETTLE_S for them, so the next transaction starts
-        at once. The answer is the same, only sooner."""
+        at once. The answer is the same, only sooner. What it returns is the id's coordinator status
+        after the wait: the partition may have moved away meanwhile (its ids unloaded), which Kafka
+        answers NOT_COORDINATOR, not the INVALID_PRODUCER_ID_MAPPING of an unknown id."""
         settle = self._settles.get(transactional_id)
-        if settle is not None:
-            try:
-                async with asyncio.timeout(SETTLE_S):  # not wait_for: tests/unit/test_cancellation_safety.py
-                    await settle.wait()
-            except TimeoutError:
-                pass
+        if settle is None:
+            return ErrorCode.none
+        try:
+            async with asyncio.timeout(SETTLE_S):  # not wait_for: tests/unit/test_cancellation_safety.py
+                await settle.wait()
+        except TimeoutError:
+            pass
+        return self.log.status(transactional_id)
 
     def _check(self, transactional_id: str, producer_id: int, epoch: int) -> tuple[ErrorCode, TxnMetadata | None]:
         meta = self.txns.get(transactional_id)
@@ -208,7 +218,9 @@ class TransactionCoordinator:
 
     async def add_partitions(self, transactional_id: str, producer_id: int, epoch: int,
                              partitions: set[TopicPartition]) -> ErrorCode:
-        await self._settled(transactional_id)
+        code = await self._settled(transactional_id)
+        if code != ErrorCode.none:
+            return code
         code, meta = self._check(transactional_id, producer_id, epoch)
         if meta is None:
             return code

@@ -28,6 +28,7 @@ class CheckResult:
     name: str
     checked: int = 0
     anomalies: list[str] = field(default_factory=list)
+    note: str = ""  # what was not checked, and why (not an anomaly)
 
     @property
     def ok(self) -> bool:
@@ -35,7 +36,7 @@ class CheckResult:
 
     def to_json(self) -> dict:
         return {"check": self.name, "ok": self.ok, "checked": self.checked, "what": CHECKS[self.name],
-                "anomalies": self.anomalies}
+                "anomalies": self.anomalies, **({"note": self.note} if self.note else {})}
 
 
 @dataclass
@@ -62,6 +63,8 @@ class Verdict:
         for r in self.results:
             lines.append(f"  {'ok  ' if r.ok else 'FAIL'} {r.name}: {r.checked} checked, {len(r.anomalies)} anomalies"
                          f" ({CHECKS[r.name]})")
+            if r.note:
+                lines.append(f"       note: {r.note}")
             lines += [f"       {a}" for a in r.anomalies[:limit]]
             if len(r.anomalies) > limit:
                 lines.append(f"       ... {len(r.anomalies) - limit} more in verdict.json")
@@ -290,6 +293,10 @@ def _processed_once(h: _History) -> CheckResult:
         for ack in h.acks:
             if ack["topic"] == topic and ack["value"] not in outputs:
                 r.anomalies.append(f"never processed: input {ack['value']} ({_where(ack)}) not in the committed output")
+    elif drained:  # a liveness matter, said so that a PASS is not read as exactly once
+        stuck = [c for c in h.notes if c.get("what") == "txn call"]
+        r.note = ("not drained: the processor did not catch up with the feeder, so only 'at most once' was checked"
+                  + (f" (its last call: {stuck[-1]['call']} in {stuck[-1]['txn']})" if stuck else ""))
     return r
 
 

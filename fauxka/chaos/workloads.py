@@ -222,15 +222,18 @@ class TxnWorkload(_Producing):
                 producer.produce(self.out_topic, value.encode(), partition=m.partition())
             if abort:
                 phase = "abort"
+                self.history.record("note", what="txn call", call="abort_transaction", txn=txn)
                 producer.abort_transaction(30)
                 self.history.record("txn", phase="abort", txn=txn, ok=True, deliberate=True)
                 return False, producer
             offsets = {}
             for m in batch:
                 offsets[m.partition()] = max(offsets.get(m.partition(), 0), m.offset() + 1)
+            self.history.record("note", what="txn call", call="send_offsets_to_transaction", txn=txn)
             producer.send_offsets_to_transaction([TopicPartition(self.in_topic, p, o) for p, o in offsets.items()],
                                                  consumer.consumer_group_metadata(), 30)
             phase = "commit"
+            self.history.record("note", what="txn call", call="commit_transaction", txn=txn)
             producer.commit_transaction(30)
             self.history.record("txn", phase="commit", txn=txn, ok=True)
             return True, producer

@@ -119,6 +119,41 @@ def test_leader_moves_to_a_given_replica_and_the_producer_follows(fauxka_cluster
     assert _produce(cluster, topic, 0, producer=producer) == [None]  # it follows the leader to its new broker
 
 
+def test_a_leadership_given_back_without_an_append_leaves_the_old_leader_replicating(fauxka_cluster):
+    """Another replica leads for one epoch and appends nothing (that epoch starts at its log end),
+    then the first leads again. Following it, the other one is told its last epoch diverges and
+    truncates to its own log end: as Kafka's truncateTo, that must still drop the empty epoch, else
+    every fetch diverges again, it never replicates, acks=all waits for it while it stays in the
+    ISR, and electing it later loses what it missed (in a chaos run, an open transaction's state in
+    __transaction_state: its abort markers were never written and a later commit showed it)."""
+    from confluent_kafka import Consumer, Producer
+
+    cluster = fauxka_cluster
+    topic = _topic(cluster, 1, 3)
+    first = cluster.leader(topic, 0)
+    other = next(b for b in cluster.broker_ids if b != first)
+    producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all", "retry.backoff.ms": 50})
+    assert _produce(cluster, topic, 0, producer=producer) == [None]
+    cluster.move_leader(topic, 0, other)
+    cluster.move_leader(topic, 0, first)
+    assert _produce(cluster, topic, 0, producer=producer) == [None]  # every in-sync replica has it
+    cluster.move_leader(topic, 0, other)
+    consumer = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": cluster.unique_topic("g"),
+                         "auto.offset.reset": "earliest", "enable.partition.eof": True})
+    consumer.subscribe([topic])
+    got = []
+    try:
+        def read_to_end():
+            msg = consumer.poll(0.2)
+            if msg is not None and msg.error() is None:
+                got.append(msg.offset())
+            return msg is not None and msg.error() is not None and len(got) == 2
+        cluster.wait_for(read_to_end, 30, what="both records read from the other replica as leader")
+    finally:
+        consumer.close()
+    assert got == [0, 1]
+
+
 def test_request_trace_shows_what_the_client_sent_and_the_errors(fauxka_cluster):
     cluster = fauxka_cluster
     topic = _topic(cluster)

@@ -143,6 +143,19 @@ def test_an_input_processed_by_two_committed_transactions_is_named():
         "processed twice: input i-0 in committed output i-0|t-1 at out/0@0, i-0|t-2 at out/0@2"]
 
 
+def test_an_undrained_run_says_exactly_once_was_not_checked_and_the_stuck_call():
+    out, note = "out", {"type": "note", "what": "drained", "input_topic": "in"}
+    events = ([_run(transactional_topics=[out])] + _txn("t-1", ["i-0|t-1"], "committed")
+              + [{"t": 5, "type": "note", "what": "txn call", "call": "send_offsets_to_transaction", "txn": "t-2"},
+                 {**note, "t": 9, "ok": False}]
+              + _read([(0, "i-0|t-1")], topic=out, isolation="read_committed"))
+    result = check(events).result("processed_once")
+    assert result.ok and result.note == ("not drained: the processor did not catch up with the feeder, so only "
+                                         "'at most once' was checked (its last call: send_offsets_to_transaction in t-2)")
+    assert "note: not drained" in check(events).describe()
+    assert check(events[:-2] + [{**note, "t": 9, "ok": True}] + events[-1:]).result("processed_once").note == ""
+
+
 def test_group_offsets_going_backwards_or_past_the_end_are_named():
     commit = {"type": "commit", "group": "g", "topic": T, "ok": True}
     events = ([_run()] + _read([(0, "a"), (1, "b"), (2, "c")])

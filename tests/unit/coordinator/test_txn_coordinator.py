@@ -15,6 +15,10 @@ class Log:
         self.records: list[tuple[bytes, bytes | None]] = []
         self.timeouts: list[int | None] = []  # each append's replication timeout
         self.fail = ErrorCode.none
+        self.owner = ErrorCode.none  # the id's partition: loaded here (NONE), moved away, loading
+
+    def status(self, transactional_id):
+        return self.owner
 
     async def append(self, transactional_id, key, value, appended=None, timeout_ms=None):
         self.timeouts.append(timeout_ms)
@@ -263,5 +267,40 @@ def test_the_next_transaction_starts_once_complete_is_on_the_log_not_when_replic
         assert _states(log) == ["Empty", "Ongoing", "PrepareCommit", "CompleteCommit", "Ongoing", "PrepareAbort",
                                 "CompleteAbort"]
         assert tc.txns["tid"].state is TxnState.COMPLETE_ABORT and not tc._trailing and not tc._tasks
+        await tc.close()
+    asyncio.run(body())
+
+
+class HeldMarkers(Markers):
+    """Markers that wait to be released: the previous transaction is still completing."""
+
+    def __init__(self):
+        super().__init__()
+        self.release = asyncio.Event()
+
+    async def __call__(self, *args):
+        await self.release.wait()
+        await super().__call__(*args)
+
+
+def test_a_request_waiting_for_the_previous_markers_while_the_partition_moves_away_is_not_coordinator():
+    """Kafka's getTransactionState answers NOT_COORDINATOR once the partition is no longer this
+    broker's; an AddPartitionsToTxn (or InitProducerId) waiting for the previous transaction's
+    markers when its partition was unloaded found no metadata and answered
+    INVALID_PRODUCER_ID_MAPPING, which librdkafka takes for a lost producer id (epoch bump, the
+    transaction aborted): seen in a chaos run as a restarted coordinator's last AddPartitionsToTxn."""
+    async def body():
+        log, markers = Log(), HeldMarkers()
+        tc = _coordinator(log, markers)
+        await tc.init_producer_id("tid", 30000)
+        await tc.add_partitions("tid", 1000, 0, {("t", 0)})
+        assert await tc.end_txn("tid", 1000, 0, True) == ErrorCode.none  # markers held
+        adding = asyncio.ensure_future(tc.add_partitions("tid", 1000, 0, {("t", 1)}))
+        initing = asyncio.ensure_future(tc.init_producer_id("tid", 30000, 1000, 0))
+        await asyncio.sleep(0.01)  # both wait for the markers
+        log.owner = ErrorCode.not_coordinator
+        tc.unload(lambda transactional_id: False)  # the partition's leadership moved away
+        assert await adding == ErrorCode.not_coordinator
+        assert await initing == (ErrorCode.not_coordinator, -1, -1)
         await tc.close()
     asyncio.run(body())
