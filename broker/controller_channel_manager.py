@@ -112,7 +112,7 @@ class ControllerChannelManager:
         cache, me, epoch = self._cache, self._broker.broker_id, self._epoch
         if full:
             keys = set(cache.partition_states)
-        requests = [messages.leader_and_isr(cache, me, epoch, broker_id, broker_epoch, keys, full),
+        requests = [messages.leader_and_isr(cache, me, epoch, broker_id, broker_epoch, keys),
                     messages.update_metadata(cache, me, epoch, broker_epoch, keys, deleted)]
         if stop:
             requests.append(messages.stop_replica(me, epoch, broker_epoch, stop))
@@ -170,9 +170,13 @@ class _BrokerSender:
                         if code != ErrorCode.none:
                             broker.log.warning("broker refused a controller request", broker=self.broker_id,
                                                api=type(request).__name__, error=code.name)
-                except (InterBrokerConnectError, ConnectionError, OSError, TimeoutError, RequestParseError) as exc:
-                    broker.log.info("controller request not delivered; retrying", broker=self.broker_id,
-                                    error=str(exc) or type(exc).__name__)
+                except Exception as exc:  # noqa: BLE001 - whatever it was, the broker gets everything again
+                    if isinstance(exc, (InterBrokerConnectError, ConnectionError, OSError, TimeoutError,
+                                        RequestParseError)):
+                        broker.log.info("controller request not delivered; retrying", broker=self.broker_id,
+                                        error=str(exc) or type(exc).__name__)
+                    else:
+                        broker.log.exception("controller request failed", broker=self.broker_id, error=repr(exc))
                     if conn is not None:
                         await conn.close()
                         conn = None

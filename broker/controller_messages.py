@@ -51,9 +51,9 @@ def _known(cache: "MetadataCache", keys: Iterable[Key]):
 
 
 def leader_and_isr(cache: "MetadataCache", controller_id: int, controller_epoch: int, broker_id: int,
-                   broker_epoch: int, keys: Iterable[Key], full: bool):
+                   broker_epoch: int, keys: Iterable[Key]):
     """LeaderAndIsr for the partitions among `keys` that `broker_id` holds a replica of; None if none.
-    `full`: every partition (a broker that just registered: Kafka's Type 1, FULL, in v5+)."""
+    Type stays UNKNOWN (0), full or not: Kafka's ZooKeeper controller sets it only in a KRaft migration."""
     topics: dict[str, dict] = {}
     leaders: set[int] = set()
     for topic, p, replicas, state, assignment in _known(cache, keys):
@@ -77,7 +77,7 @@ def leader_and_isr(cache: "MetadataCache", controller_id: int, controller_epoch:
         if endpoint is not None:
             live_leaders.append({"broker_id": leader, "host_name": endpoint.host, "port": endpoint.port})
     return build(request_schema(4, LEADER_AND_ISR_VERSION), {
-        **_header(controller_id, controller_epoch, broker_epoch), "type": 1 if full else 0,
+        **_header(controller_id, controller_epoch, broker_epoch), "type": 0,
         "topic_states": list(topics.values()), "live_leaders": live_leaders})
 
 

@@ -358,7 +358,11 @@ class MetadataCache:
             assignment = zp.TopicAssignment(topic_id, {p: list(r) for p, (r, _) in partitions.items()})
         else:
             assignment = known
-            if any(known.partitions.get(p) != r for p, (r, _) in partitions.items()) or adding is not None:
+            moved = any(known.partitions.get(p) != list(r) for p, (r, _) in partitions.items())
+            reassigning = adding is not None and any(
+                known.adding.get(p, []) != adding.get(p, []) or known.removing.get(p, []) != (removing or {}).get(p, [])
+                for p in partitions)
+            if moved or reassigning:  # a copy only on a real change: "topic" makes every replica look again
                 merged_adding, merged_removing = dict(known.adding), dict(known.removing)
                 for p in partitions if adding is not None else ():
                     for merged, given in ((merged_adding, adding), (merged_removing, removing or {})):
