@@ -114,6 +114,7 @@ class ControllerChannelManager:
             keys = set(cache.partition_states)
         requests = [messages.leader_and_isr(cache, me, epoch, broker_id, broker_epoch, keys),
                     messages.update_metadata(cache, me, epoch, broker_epoch, keys, deleted)]
+        stop = {t: p for t, p in stop.items() if t not in cache.all_topics}  # not one created again since
         if stop:
             requests.append(messages.stop_replica(me, epoch, broker_epoch, stop))
         return [r for r in requests if r is not None]
