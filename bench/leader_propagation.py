@@ -113,9 +113,9 @@ async def mass_change(ports: dict[int, int], count: int) -> dict[int, float]:
     try:
         others = [b for b in conns if b != controller]
         for b in others:
-            while len((await conns[b].send(request, 30)).topics[0].partitions) < count:
+            while len((await conns[b].send(request, 300)).topics[0].partitions) < count:
                 await asyncio.sleep(0.1)
-        (t,) = (await conns[controller].send(request, 30)).topics
+        (t,) = (await conns[controller].send(request, 300)).topics
         by_leader: dict[int, list] = {}
         for p in t.partitions:
             by_leader.setdefault(p.leader_id, []).append(p)
@@ -131,7 +131,7 @@ async def mass_change(ports: dict[int, int], count: int) -> dict[int, float]:
         print(f"controller wrote {count} ISR changes in {written - started:.2f}s")
         seen = {}
         for b in others:
-            while not all(len(p.isr_nodes) == 1 for p in (await conns[b].send(request, 30)).topics[0].partitions):
+            while not all(len(p.isr_nodes) == 1 for p in (await conns[b].send(request, 300)).topics[0].partitions):
                 await asyncio.sleep(0.05)
             seen[b] = time.perf_counter() - written
         return seen
@@ -146,9 +146,9 @@ async def move_leaders(ports: dict[int, int], count: int) -> list[float]:
     controller, conns, request = await _big_topic(ports, f"{TOPIC}-move", count)
     try:
         for b in conns:
-            while sum(p.leader_id >= 0 for p in (await conns[b].send(request, 30)).topics[0].partitions) < count:
+            while sum(p.leader_id >= 0 for p in (await conns[b].send(request, 300)).topics[0].partitions) < count:
                 await asyncio.sleep(0.1)
-        (t,) = (await conns[controller].send(request, 30)).topics
+        (t,) = (await conns[controller].send(request, 300)).topics
         victim = next(b for b in conns if b != controller)
         moved = {p.partition_index for p in t.partitions if p.leader_id == victim}
         await asyncio.sleep(1.0)  # a quiet cluster
@@ -161,14 +161,14 @@ async def move_leaders(ports: dict[int, int], count: int) -> list[float]:
 
         async def poll(b):
             while len(seen[b]) < len(moved):
-                md = await conns[b].send(request, 30)
+                md = await conns[b].send(request, 300)
                 now = time.perf_counter()
                 for p in md.topics[0].partitions:
                     if p.partition_index in moved and p.leader_id != victim and p.partition_index not in seen[b]:
                         seen[b][p.partition_index] = now - answered
                 await asyncio.sleep(0.01)
 
-        await asyncio.wait_for(asyncio.gather(*(poll(b) for b in conns)), 120)
+        await asyncio.wait_for(asyncio.gather(*(poll(b) for b in conns)), 600)
         return sorted(max(seen[b][p] for b in conns) for p in moved)
     finally:
         for conn in conns.values():
