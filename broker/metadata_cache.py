@@ -42,6 +42,9 @@ class MetadataCache:
         self.topic_configs: dict[str, dict[str, str]] = {}  # overrides from /config/topics/<t>
         self.broker_configs: dict[str, dict[str, str]] = {}  # /config/brokers/<id> and /config/brokers/<default>
         self.user_configs: dict[str, dict[str, str]] = {}  # /config/users/<sanitized user> (SCRAM credentials)
+        # topics first heard of from the controller whose /config/topics/<t> is not read yet: their
+        # replicas wait for it (a Kafka broker reads a topic's overrides to create its log)
+        self.configs_pending: set[str] = set()
         self.seen_version = -1  # newest /fauxka/metadata_version read
         self.applied_version = -1  # newest version whose changes this cache has all applied
         self._barrier_version = -1
@@ -279,6 +282,7 @@ class MetadataCache:
 
     def _drop_topic(self, topic: str) -> None:
         self._owned.discard(topic)
+        self.configs_pending.discard(topic)
         assignment = self._topics.pop(topic, None)
         self._unwatch(zp.topic_path(topic))
         self._unwatch(zp.entity_config_path("topics", topic))
@@ -319,7 +323,10 @@ class MetadataCache:
             store[name] = zp.decode_entity_config(value[0]) if value else {}
         except (ValueError, KeyError) as exc:
             self._log.error("bad config znode", kind=event, entity=name, error=repr(exc))
-            return
+            if not (store is self.topic_configs and name in self.configs_pending):
+                return  # else its waiting replicas go on, with the configs held (as before the read)
+        if store is self.topic_configs:
+            self.configs_pending.discard(name)
         self._emit((event, name))
 
     def record_partition_state(self, topic: str, partition: int, state: zp.PartitionState) -> None:
@@ -383,6 +390,8 @@ class MetadataCache:
                 changed.append(p)
         if known is None:
             self._listed.add(topic)
+            if topic not in self.topic_configs:
+                self.configs_pending.add(topic)
             self._watch_topic(topic)
             self._emit(("topic", topic))
             return

@@ -202,7 +202,7 @@ class ReplicaManager:
         if state is None:
             return  # the state znode is not written (or not read) yet
         partition = self.partitions.get(key)
-        if partition is None and topic not in self.cache.topic_configs:
+        if partition is None and topic in self.cache.configs_pending:
             # Known from the controller's request before the topic's config overrides are read
             # (as Kafka's broker reads them from ZooKeeper to create the log): created with them.
             return
