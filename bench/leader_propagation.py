@@ -11,6 +11,13 @@ at most t2 - t0 and at least t2 - t1 after the write.
 
 --mass N also changes the ISR of N partitions in one AlterPartition (as a broker loss changes
 every partition it held) and reports when the other brokers show all of them.
+
+--move N (issue 25's row "a leader moved by the controller, until every broker's Metadata names
+it"): a topic of N partitions x RF3; the bench sends the controller ControlledShutdown for one
+broker (not the controller), which moves that broker's leaderships (about N/3) to the others,
+and polls every broker's Metadata until each moved partition names its new leader there. It
+prints, over the moved partitions, when the last broker showed each one (p50, p99, max) after
+the controller's answer.
 """
 
 import argparse
@@ -85,24 +92,30 @@ async def measure(ports: dict[int, int], rounds: int) -> dict[int, list[tuple[fl
             await conn.close()
 
 
-async def mass_change(ports: dict[int, int], count: int) -> dict[int, float]:
-    """One AlterPartition shrinking the ISR of `count` partitions: seconds from its answer until
-    each other broker's Metadata shows every one of them."""
+async def _big_topic(ports: dict[int, int], topic: str, count: int):
+    """(controller, a connection to every broker, Metadata for `topic`) once `topic`, `count`
+    partitions x RF3, is created."""
     controller = await controller_of(next(iter(ports.values())))
-    conns = {b: await KafkaConnection.open("127.0.0.1", port, 5) for b, port in ports.items()}
-    topic = f"{TOPIC}-mass"
+    conns = {b: await KafkaConnection.open("127.0.0.1", port, 30) for b, port in ports.items()}
     request = build(request_schema(3, 12), {"topics": [{"name": topic, "topic_id": None}],
                                             "allow_auto_topic_creation": False,
                                             "include_topic_authorized_operations": False})
+    await conns[controller].send(build(request_schema(19, 7), {
+        "topics": [{"name": topic, "num_partitions": count, "replication_factor": 3, "assignments": [],
+                    "configs": []}], "timeout": 60000, "validate_only": False}), 90)
+    return controller, conns, request
+
+
+async def mass_change(ports: dict[int, int], count: int) -> dict[int, float]:
+    """One AlterPartition shrinking the ISR of `count` partitions: seconds from its answer until
+    each other broker's Metadata shows every one of them."""
+    controller, conns, request = await _big_topic(ports, f"{TOPIC}-mass", count)
     try:
-        await conns[controller].send(build(request_schema(19, 7), {
-            "topics": [{"name": topic, "num_partitions": count, "replication_factor": 3, "assignments": [],
-                        "configs": []}], "timeout": 60000, "validate_only": False}), 90)
         others = [b for b in conns if b != controller]
         for b in others:
-            while len((await conns[b].send(request, 30)).topics[0].partitions) < count:
+            while len((await conns[b].send(request, 300)).topics[0].partitions) < count:
                 await asyncio.sleep(0.1)
-        (t,) = (await conns[controller].send(request, 30)).topics
+        (t,) = (await conns[controller].send(request, 300)).topics
         by_leader: dict[int, list] = {}
         for p in t.partitions:
             by_leader.setdefault(p.leader_id, []).append(p)
@@ -118,10 +131,45 @@ async def mass_change(ports: dict[int, int], count: int) -> dict[int, float]:
         print(f"controller wrote {count} ISR changes in {written - started:.2f}s")
         seen = {}
         for b in others:
-            while not all(len(p.isr_nodes) == 1 for p in (await conns[b].send(request, 30)).topics[0].partitions):
+            while not all(len(p.isr_nodes) == 1 for p in (await conns[b].send(request, 300)).topics[0].partitions):
                 await asyncio.sleep(0.05)
             seen[b] = time.perf_counter() - written
         return seen
+    finally:
+        for conn in conns.values():
+            await conn.close()
+
+
+async def move_leaders(ports: dict[int, int], count: int) -> list[float]:
+    """Seconds from the ControlledShutdown answer until every broker's Metadata names each moved
+    partition's new leader, one figure per moved partition."""
+    controller, conns, request = await _big_topic(ports, f"{TOPIC}-move", count)
+    try:
+        for b in conns:
+            while sum(p.leader_id >= 0 for p in (await conns[b].send(request, 300)).topics[0].partitions) < count:
+                await asyncio.sleep(0.1)
+        (t,) = (await conns[controller].send(request, 300)).topics
+        victim = next(b for b in conns if b != controller)
+        moved = {p.partition_index for p in t.partitions if p.leader_id == victim}
+        await asyncio.sleep(1.0)  # a quiet cluster
+        response = await conns[controller].send(build(request_schema(7, 3), {"broker_id": victim,
+                                                                             "broker_epoch": -1}), 60)
+        answered = time.perf_counter()
+        if int(response.error_code) != 0:
+            raise RuntimeError(f"ControlledShutdown failed: {response}")
+        seen: dict[int, dict[int, float]] = {b: {} for b in conns}
+
+        async def poll(b):
+            while len(seen[b]) < len(moved):
+                md = await conns[b].send(request, 300)
+                now = time.perf_counter()
+                for p in md.topics[0].partitions:
+                    if p.partition_index in moved and p.leader_id != victim and p.partition_index not in seen[b]:
+                        seen[b][p.partition_index] = now - answered
+                await asyncio.sleep(0.01)
+
+        await asyncio.wait_for(asyncio.gather(*(poll(b) for b in conns)), 600)
+        return sorted(max(seen[b][p] for b in conns) for p in moved)
     finally:
         for conn in conns.values():
             await conn.close()
@@ -131,7 +179,15 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--mass", type=int, default=0)
+    parser.add_argument("--move", type=int, default=0)
     args = parser.parse_args()
+    if args.move:
+        with local_cluster(3) as cluster:
+            times = asyncio.run(move_leaders(cluster.ports, args.move))
+        p = lambda q: times[min(len(times) - 1, int(q * len(times)))] * 1000  # noqa: E731
+        print(f"{len(times)} leaderships moved (of {args.move} partitions): in every broker's Metadata "
+              f"p50 {p(0.5):.0f} ms, p99 {p(0.99):.0f} ms, max {times[-1] * 1000:.0f} ms after the answer")
+        return
     with local_cluster(3) as cluster:
         samples = asyncio.run(measure(cluster.ports, args.rounds))
         if args.mass:

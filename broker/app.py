@@ -28,6 +28,7 @@ from .auth.token_cache import TokenCache
 from .auto_create import AutoTopicCreator
 from .cache_purgatory import CachePurgatory
 from .controller_channel import ControllerChannel
+from .controller_channel_manager import ControllerChannelManager
 from .coordination.group_role import GroupRole
 from .coordination.producer_ids import ProducerIdManager
 from .coordination.txn_markers import MarkerSender, MarkerWriter
@@ -69,6 +70,7 @@ class Broker:
         self.controller_link = ControllerLink(self)  # one connection to the controller, shared:
         self.forwarding = ForwardingManager(self)  # envelopes
         self.controller_channel = ControllerChannel(self)  # AlterPartition, producer ids, shutdown
+        self.channel_manager = ControllerChannelManager(self)  # as controller: LeaderAndIsr, UpdateMetadata, StopReplica
         self.quotas = Quotas(self.zk, config, log, self.metrics)  # client quotas, enforced
         self.dynamic_config = DynamicConfigApplier(self)  # dynamic broker configs that take effect
         self.replicas = ReplicaManager(self)  # partition logs, leader and follower roles
@@ -167,10 +169,12 @@ class Broker:
         self.metrics.controller_epoch.set(self.election.epoch)
         if not active:
             self.cache.release_ownership()  # another controller may write from now on
+            self.channel_manager.halt()
             self.leadership.halt()
             self.reassignments.halt()
         if active:
             self.cache.take_ownership()
+            self.channel_manager.start(self.election.epoch)
             self.leadership.start()
             self.reassignments.start()
             self.faults.start_actions()  # leader faults written while there was no controller
@@ -235,6 +239,7 @@ class Broker:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         await self.reassignments.stop()
         await self.leadership.stop()
+        await self.channel_manager.stop()
         await self.election.stop()
         await self.server.stop()
         await self.faults.stop()

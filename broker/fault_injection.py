@@ -23,6 +23,7 @@ from zkstore.link_fault import LinkCut, wait_fault_gone
 
 from . import fault_responses
 from .applied import LatestValuePublisher
+from .controller_channel_manager import CLIENT_ID_PREFIX as CONTROLLER_PREFIX
 from .controller_link import CLIENT_ID_PREFIX as FORWARDER_PREFIX
 from .replication.fetcher import CLIENT_ID_PREFIX as FETCHER_PREFIX
 from .request_trace import RequestTrace
@@ -244,7 +245,7 @@ class FaultInjector:
 
 def sending_broker(client_id: str | None) -> int:
     """The broker that sent a request, from the client ids brokers use with each other, else -1."""
-    for prefix in (FETCHER_PREFIX, FORWARDER_PREFIX):
+    for prefix in (FETCHER_PREFIX, FORWARDER_PREFIX, CONTROLLER_PREFIX):
         if client_id and client_id.startswith(prefix) and client_id[len(prefix):].isdigit():
             return int(client_id[len(prefix):])
     return -1

@@ -1,7 +1,13 @@
-"""What this broker knows of the cluster, fed only by ZooKeeper watches.
+"""What this broker knows of the cluster, fed by the controller's requests and ZooKeeper watches.
 
 Every broker keeps one. Readers get plain data; interested parties (the
 purgatory, later) subscribe to change events instead of polling.
+
+Topics and partition states come two ways, as fast as the faster one: pushed by the active
+controller (UpdateMetadata, LeaderAndIsr, StopReplica: `apply_pushed`, `drop_pushed`), as Kafka's
+ZooKeeper-mode brokers learn them, and from the watches on their znodes (ZooKeeper is the store of
+record; the watches are the fallback). A partition state is taken only when its znode version (the
+partition epoch) is newer than the one held, whichever way it came.
 """
 
 from collections.abc import Mapping
@@ -22,7 +28,8 @@ class MetadataCache:
         self.brokers: dict[int, zp.BrokerRegistration] = {}
         self.broker_epochs: dict[int, int] = {}  # Kafka's broker epoch: the czxid of /brokers/ids/<id>
         self.controller_id: int = -1
-        self.controller_epoch: int = 0
+        self.controller_epoch: int = 0  # /controller_epoch as last read
+        self.pushed_controller_epoch: int = 0  # the newest epoch of an accepted controller request
         self.cluster_id: str | None = None
         # /feature (FinalizedFeatureChangeListener): the finalized levels and their epoch (the
         # znode's version), -1 while there is none or the feature versioning system is disabled
@@ -35,6 +42,9 @@ class MetadataCache:
         self.topic_configs: dict[str, dict[str, str]] = {}  # overrides from /config/topics/<t>
         self.broker_configs: dict[str, dict[str, str]] = {}  # /config/brokers/<id> and /config/brokers/<default>
         self.user_configs: dict[str, dict[str, str]] = {}  # /config/users/<sanitized user> (SCRAM credentials)
+        # topics first heard of from the controller whose /config/topics/<t> is not read yet: their
+        # replicas wait for it (a Kafka broker reads a topic's overrides to create its log)
+        self.configs_pending: set[str] = set()
         self.seen_version = -1  # newest /fauxka/metadata_version read
         self.applied_version = -1  # newest version whose changes this cache has all applied
         self._barrier_version = -1
@@ -145,6 +155,14 @@ class MetadataCache:
 
     def _on_controller_epoch(self, value: tuple[bytes, Stat] | None) -> None:
         self.controller_epoch = zp.decode_epoch(value[0]) if value else 0
+
+    def accept_controller_epoch(self, epoch: int) -> bool:
+        """A controller request's epoch: False when older than the newest known (Kafka's broker
+        answers STALE_CONTROLLER_EPOCH), else it becomes the newest."""
+        if epoch < max(self.controller_epoch, self.pushed_controller_epoch):
+            return False
+        self.pushed_controller_epoch = epoch
+        return True
 
     def _on_cluster_id(self, value: tuple[bytes, Stat] | None) -> None:
         self.cluster_id = zp.decode_cluster_id(value[0]) if value else None
@@ -264,6 +282,7 @@ class MetadataCache:
 
     def _drop_topic(self, topic: str) -> None:
         self._owned.discard(topic)
+        self.configs_pending.discard(topic)
         assignment = self._topics.pop(topic, None)
         self._unwatch(zp.topic_path(topic))
         self._unwatch(zp.entity_config_path("topics", topic))
@@ -304,7 +323,10 @@ class MetadataCache:
             store[name] = zp.decode_entity_config(value[0]) if value else {}
         except (ValueError, KeyError) as exc:
             self._log.error("bad config znode", kind=event, entity=name, error=repr(exc))
-            return
+            if not (store is self.topic_configs and name in self.configs_pending):
+                return  # else its waiting replicas go on, with the configs held (as before the read)
+        if store is self.topic_configs:
+            self.configs_pending.discard(name)
         self._emit((event, name))
 
     def record_partition_state(self, topic: str, partition: int, state: zp.PartitionState) -> None:
@@ -319,14 +341,75 @@ class MetadataCache:
             self.partition_states.pop((topic, partition), None)
         else:
             known = self.partition_states.get((topic, partition))
-            if known is not None and known.zk_version > value[1].version:
-                return  # an answer older than what the controller here recorded
+            if known is not None and known.zk_version >= value[1].version:
+                return  # what the controller here recorded or pushed, or older
             try:
                 self.partition_states[(topic, partition)] = zp.decode_partition_state(value[0], value[1].version)
             except (ValueError, KeyError) as exc:
                 self._log.error("bad partition state", topic=topic, partition=partition, error=repr(exc))
                 return
         self._emit(("partition", topic, partition))
+
+    # --- pushed by the controller ----------------------------------------------------------------
+
+    def apply_pushed(self, topic: str, topic_id, partitions: dict[int, tuple[list[int], zp.PartitionState]],
+                     adding: dict[int, list[int]] | None = None, removing: dict[int, list[int]] | None = None) -> None:
+        """Partitions of `topic` as an UpdateMetadata or LeaderAndIsr names them: replicas and state
+        (zk_version = the partition epoch). A topic new here is also watched (the fallback path);
+        LeaderAndIsr's adding and removing replicas replace those of the partitions it names."""
+        known = self._topics.get(topic)
+        if known is not None and None not in (topic_id, known.topic_id) and known.topic_id != topic_id:
+            self._drop_topic(topic)  # an earlier topic of the same name, deleted while we did not hear
+            known = None
+        if known is None:
+            assignment = zp.TopicAssignment(topic_id, {p: list(r) for p, (r, _) in partitions.items()})
+        else:
+            assignment = known
+            moved = any(known.partitions.get(p) != list(r) for p, (r, _) in partitions.items())
+            reassigning = adding is not None and any(
+                known.adding.get(p, []) != adding.get(p, []) or known.removing.get(p, []) != (removing or {}).get(p, [])
+                for p in partitions)
+            if moved or reassigning:  # a copy only on a real change: "topic" makes every replica look again
+                merged_adding, merged_removing = dict(known.adding), dict(known.removing)
+                for p in partitions if adding is not None else ():
+                    for merged, given in ((merged_adding, adding), (merged_removing, removing or {})):
+                        if given.get(p):
+                            merged[p] = list(given[p])
+                        else:
+                            merged.pop(p, None)
+                assignment = zp.TopicAssignment(known.topic_id or topic_id,
+                                                {**known.partitions, **{p: list(r) for p, (r, _) in partitions.items()}},
+                                                merged_adding, merged_removing)
+        if assignment is not known:
+            self._topics[topic] = assignment
+        changed = []
+        for p, (_, state) in partitions.items():
+            held = self.partition_states.get((topic, p))
+            if held is None or state.zk_version > held.zk_version:
+                self.partition_states[(topic, p)] = state
+                changed.append(p)
+        if known is None:
+            self._listed.add(topic)
+            if topic not in self.topic_configs:
+                self.configs_pending.add(topic)
+            self._watch_topic(topic)
+            self._emit(("topic", topic))
+            return
+        if assignment is not known:
+            self._emit(("topic", topic))
+        for p in changed:
+            self._emit(("partition", topic, p))
+
+    def drop_pushed(self, topic: str, partitions: Iterable[int]) -> None:
+        """StopReplica with deletion: the topic's partitions are gone (its znodes with them); the
+        topic leaves the cache when none is left."""
+        assignment = self._topics.get(topic)
+        if assignment is None:
+            return
+        left = set(assignment.partitions) - set(partitions)
+        if not left:
+            self._listed.discard(topic)
+            self._drop_topic(topic)
 
     def _on_delete_topics(self, children: list[str] | None) -> None:
         previous, self.deleting = self.deleting, set(children or ())

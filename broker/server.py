@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 API_VERSIONS_KEY = 18
 # Not charged to request_percentage: version discovery, authentication, and brokers' envelopes
 # (Kafka exempts ApiVersions before authentication and ClusterAction requests).
-QUOTA_EXEMPT = frozenset((18, 17, 36, 58))
+QUOTA_EXEMPT = frozenset((18, 17, 36, 58, 4, 5, 6))
 PRODUCE_KEY = 0
 PRODUCE_PIPELINE = 5  # acks=all Produces waiting for their replicas at once on one connection
 STOP_TIMEOUT_S = 5.0  # how long stop() waits for the connections it cancelled

@@ -104,6 +104,8 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
         _key("connections.max.idle.ms", "int", 600000, at_least(-1),
              "A connection with no request for this long is closed (-1: never)."),
         _key("request.timeout.ms", "int", 30000, at_least(0), "Forwarding deadline to the controller."),
+        _key("controller.socket.timeout.ms", "int", 30000, at_least(0),
+             "The controller's deadline for a broker's answer to LeaderAndIsr, UpdateMetadata, StopReplica."),
         _key("controlled.shutdown.enable", "bool", True, doc="SIGTERM asks the controller to move this broker's leaderships first."),
         _key("controlled.shutdown.max.retries", "int", 3, at_least(1), "Controlled shutdown attempts before an unclean stop."),
         _key("controlled.shutdown.retry.backoff.ms", "int", 5000, at_least(0), "Wait between controlled shutdown attempts."),

@@ -27,7 +27,7 @@ and a restarted broker obeys it again. Kinds:
   broker reconnects, finds its session expired and registers again on a new one.
 
 Requests brokers send each other (follower Fetch, AlterPartition, ControlledShutdown, Envelope,
-AllocateProducerIds) are left alone unless the scope names their api (or the kind is `replication`),
+AllocateProducerIds, and the controller's LeaderAndIsr, StopReplica, UpdateMetadata) are left alone unless the scope names their api (or the kind is `replication`),
 so an api fault hits clients and not the cluster's own machinery.
 
 `count` (how many requests it may hit, cluster-wide: each hit is a compare-and-set of the znode)
@@ -43,7 +43,7 @@ from .errors import ErrorCode
 KINDS = ("error", "throttle", "delay", "hang", "close", "replication", "leader", "link", "storage", "zookeeper")
 ACTIONS = frozenset(("leader", "zookeeper"))  # kinds that hit no request: something is done instead
 PARTITION_APIS = frozenset((0, 1, 2, 21, 23))  # Produce, Fetch, ListOffsets, DeleteRecords, OffsetForLeaderEpoch
-BROKER_APIS = frozenset((7, 56, 58, 67))  # sent by brokers only
+BROKER_APIS = frozenset((4, 5, 6, 7, 56, 58, 67))  # sent by brokers only
 FETCH = 1
 
 

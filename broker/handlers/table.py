@@ -28,10 +28,11 @@ from . import (add_offsets_to_txn, add_partitions_to_txn, allocate_producer_ids,
                describe_client_quotas, describe_cluster, describe_configs, describe_delegation_token,
                describe_groups, describe_log_dirs, describe_producers, describe_transactions,
                describe_user_scram_credentials, elect_leaders, end_txn, envelope, expire_delegation_token, fetch,
-               find_coordinator, heartbeat, incremental_alter_configs, init_producer_id, join_group, leave_group,
-               list_groups, list_offsets, list_partition_reassignments, list_transactions, metadata, offset_commit,
+               find_coordinator, heartbeat, incremental_alter_configs, init_producer_id, join_group, leader_and_isr,
+               leave_group, list_groups, list_offsets, list_partition_reassignments, list_transactions, metadata, offset_commit,
                offset_delete, offset_fetch, offset_for_leader_epoch, produce, renew_delegation_token,
-               sasl_authenticate, sasl_handshake, sync_group, txn_offset_commit, update_features, write_txn_markers)
+               sasl_authenticate, sasl_handshake, stop_replica, sync_group, txn_offset_commit, update_features,
+               update_metadata, write_txn_markers)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +62,9 @@ MODULES: dict[int, ModuleType] = {
     1: fetch,
     2: list_offsets,
     3: metadata,
+    4: leader_and_isr,
+    5: stop_replica,
+    6: update_metadata,
     7: controlled_shutdown,
     8: offset_commit,
     9: offset_fetch,

@@ -46,6 +46,10 @@ TABLE: dict[int, Api] = {
         Api(1, "fetch", 0, 17, role=Role.LEADER),
         Api(2, "list_offsets", 0, 9, role=Role.LEADER),
         Api(3, "metadata", 0, 12),
+        # the controller's requests to the brokers (ZooKeeper mode; kio lacks them: declare.py)
+        Api(4, "leader_and_isr", 0, 7),
+        Api(5, "stop_replica", 0, 4),
+        Api(6, "update_metadata", 0, 8),
         Api(7, "controlled_shutdown", 0, 3, role=Role.CONTROLLER),
         Api(8, "offset_commit", 0, 9, role=Role.GROUP_COORDINATOR),
         Api(9, "offset_fetch", 0, 9, role=Role.GROUP_COORDINATOR),

@@ -171,6 +171,7 @@ class ReplicaManager:
             for (topic, _), partition in self.partitions.items():
                 if topic == event[1]:
                     partition.log.config = config
+            self._apply_topic(event[1])  # replicas waiting for the topic's configs
         elif kind == "broker":
             self.fetchers.broker_changed(event[1])
 
@@ -201,6 +202,10 @@ class ReplicaManager:
         if state is None:
             return  # the state znode is not written (or not read) yet
         partition = self.partitions.get(key)
+        if partition is None and topic in self.cache.configs_pending:
+            # Known from the controller's request before the topic's config overrides are read
+            # (as Kafka's broker reads them from ZooKeeper to create the log): created with them.
+            return
         if partition is None:
             assignment = self.cache.all_topics[topic]  # its topic id replaces a log of an earlier same-named topic
             log = self.logs.get_or_create(topic, index, self.log_config(topic), topic_id=assignment.topic_id)

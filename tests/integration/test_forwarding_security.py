@@ -137,3 +137,30 @@ def test_real_clients_through_non_controllers_match_the_counters(secure):
         if e["forwarded_by"] is not None:
             by_broker[e["forwarded_by"]] += 1
     assert {b: forwarded(secure, b) - before[b] for b in secure.brokers} == by_broker
+
+
+def test_the_controllers_requests_are_cluster_actions_a_client_may_not_send(secure):
+    """LeaderAndIsr, StopReplica, UpdateMetadata from bob (no ClusterAction): refused at the top
+    (and for every partition named) with CLUSTER_AUTHORIZATION_FAILED, as Kafka's authorizeClusterOperation
+    answers; the brokers' own (User:broker) go through, so Metadata still names a leader."""
+    name = unique("cluster-action")
+    assert create(secure, secure.controller_id(), "alice", name) == (0, None)
+    target = non_controller(secure)
+    common = {"controller_id": secure.controller_id(), "controller_epoch": 1 << 20, "broker_epoch": -1}
+    state = {"partition_index": 0, "controller_epoch": 1 << 20, "leader": target, "leader_epoch": 99, "isr": [target],
+             "zk_version": 99, "partition_epoch": 99, "replicas": [target]}
+    answers = {
+        6: raw(secure, target, "bob", 6, 8, {**common, "live_brokers": [], "topic_states": [
+            {"topic_name": name, "partition_states": [state]}]}),
+        4: raw(secure, target, "bob", 4, 7, {**common, "type": 0, "live_leaders": [], "topic_states": [
+            {"topic_name": name, "partition_states": [state]}]}),
+        5: raw(secure, target, "bob", 5, 4, {**common, "topic_states": [{"topic_name": name, "partition_states": [
+            {"partition_index": 0, "leader_epoch": -2, "delete_partition": True}]}]}),
+    }
+    assert {key: int(response.error_code) for key, response in answers.items()} == {6: 31, 4: 31, 5: 31}
+    assert [int(p.error_code) for p in answers[5].partition_errors] == [31]
+    assert [int(p.error_code) for t in answers[4].topics for p in t.partition_errors] == [31]
+    # nothing applied: the epoch bob sent would otherwise have been taken as the newest
+    response = raw(secure, target, "broker", 6, 8, {**common, "controller_epoch": 1, "live_brokers": [],
+                                                     "topic_states": []})
+    assert int(response.error_code) == 0

@@ -23,6 +23,7 @@ class Cache:
         self.topics, self.partition_states, self.topic_configs = {}, {}, {}
         self.all_topics = self.topics  # none being deleted here
         self.brokers, self.deleting, self.cluster_id = {}, set(), "cluster"
+        self.configs_pending = set()  # topics heard of from the controller before their configs
         self._listeners = []
 
     def subscribe(self, listener):
