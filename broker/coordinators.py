@@ -135,11 +135,19 @@ class Coordinators:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
+    # --- what the group apis ask (broker/dispatch.py, broker/handlers) ---------------------------------
     def owns(self, role, key: str) -> bool:
         return self.runtime.owns(role, key) and self.txn.runtime.owns(role, key)
 
     def status(self, group_id: str) -> ErrorCode:
         return self.runtime.status(group_id)
+
+    def partition_of(self, group_id: str) -> int:
+        """The group's __consumer_offsets partition."""
+        return self.runtime.partition_of(group_id)
+
+    def loading(self) -> bool:
+        return self.runtime.loads.loading()
 
     # --- the metadata cache ----------------------------------------------------------------------------
     def _sync_partition_count(self) -> None:

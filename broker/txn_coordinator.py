@@ -10,7 +10,8 @@ AutoTopicCreationManager does with TransactionStateManager's topic configs.
 
 from typing import TYPE_CHECKING
 
-from coordinator.txn.runtime import TRANSACTION_STATE_TOPIC, TxnRuntime
+from coordinator.txn.runtime import TRANSACTION_STATE_TOPIC, TXN_ROLE, TxnRuntime
+from model.errors import ErrorCode
 
 from .auto_create import internal_topic_spec
 from .txn_markers import MarkerSender
@@ -50,6 +51,17 @@ class TxnCoordinator:
             self._unsubscribe()
         await self.runtime.close()
         await self.markers.close()
+
+    # --- what the transaction apis ask (broker/dispatch.py, broker/handlers) ---------------------------
+    def owns(self, transactional_id: str) -> bool:
+        """True while this broker leads (or loads) the id's partition: else NOT_COORDINATOR."""
+        return self.runtime.owns(TXN_ROLE, transactional_id)
+
+    def status(self, transactional_id: str) -> ErrorCode:
+        return self.runtime.status(transactional_id)
+
+    def loading(self) -> bool:
+        return self.runtime.loads.loading()
 
     def _sync_partition_count(self) -> None:
         assignment = self._broker.cache.topics.get(TRANSACTION_STATE_TOPIC)

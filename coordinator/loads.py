@@ -41,6 +41,10 @@ class PartitionLoads:
             return ErrorCode.not_coordinator
         return ErrorCode.coordinator_load_in_progress if state[0] is Load.LOADING else ErrorCode.none
 
+    def loading(self) -> bool:
+        """Whether any partition is still loading (a listing answers COORDINATOR_LOAD_IN_PROGRESS)."""
+        return any(state is Load.LOADING for state, _ in self.partitions.values())
+
     def leads(self, partition: int) -> bool:
         state = self.partitions.get(partition)
         return state is not None and self.host.leader_epoch(self.topic, partition) == state[1]
