@@ -2,7 +2,6 @@
 controller election and listeners, started and stopped in order."""
 
 import asyncio
-import random
 import signal
 import socket
 import sys
@@ -31,6 +30,7 @@ from .coordinators import Coordinators
 from .controller_link import ControllerLink
 from .forwarding import ForwardingManager
 from .config import BrokerConfig
+from .context import Services
 from .dynamic_config import DynamicConfigApplier
 from .fault_injection import FaultInjector
 from .metadata_cache import MetadataCache
@@ -71,6 +71,10 @@ class Broker:
         self.producer_ids = ProducerIdManager(self)  # idempotent producers' ids, in blocks from the controller
         self.coordinators = Coordinators(self)  # the group coordinator while we lead __consumer_offsets partitions
         self.faults = FaultInjector(self)  # injected faults (fauxka fault, fauxka.testing), from ZooKeeper
+        self.services = Services(  # what the handlers use, handed to every request's context
+            self.broker_id, config, self.cache, self.zk, self.metrics, self.authorizer, self.tokens, self.quotas,
+            self.replicas, self.coordinators, self.coordinators.txn, self.producer_ids, self.admin, self.leadership,
+            self.reassignments, self.features, self.auto_create, self.forwarding, self.faults)
         self.server = Server(self)
         self._stopped = asyncio.Event()
         self._fatal: BaseException | None = None
@@ -85,15 +89,6 @@ class Broker:
     @property
     def is_controller(self) -> bool:
         return self.election.active
-
-    def advertised_controller_id(self) -> int:
-        """The controller id clients are told (advertised.controller)."""
-        mode = self.config["advertised.controller"]
-        if mode == "self":
-            return self.broker_id
-        if mode == "random" and self.cache.brokers:
-            return random.choice(list(self.cache.brokers))
-        return self.cache.controller_id
 
     async def start(self) -> None:
         timeout_s = self.config["zookeeper.connection.timeout.ms"] / 1000

@@ -13,7 +13,7 @@ import time
 from typing import TYPE_CHECKING, Iterable
 
 from coordinator.group.config import GroupConfig
-from coordinator.runtime import GROUP_METADATA_TOPIC, CoordinatorRuntime
+from coordinator.runtime import GROUP_METADATA_TOPIC, GROUP_ROLE, CoordinatorRuntime
 from model.errors import ErrorCode
 from storage.batch import iter_headers
 from storage.records import Record, build, control_type, decode
@@ -136,8 +136,9 @@ class Coordinators:
         task.add_done_callback(self._tasks.discard)
 
     # --- what the group apis ask (broker/dispatch.py, broker/handlers) ---------------------------------
-    def owns(self, role, key: str) -> bool:
-        return self.runtime.owns(role, key) and self.txn.runtime.owns(role, key)
+    def owns(self, group_id: str) -> bool:
+        """True while this broker leads (or loads) the group's partition: else NOT_COORDINATOR."""
+        return self.runtime.owns(GROUP_ROLE, group_id)
 
     def status(self, group_id: str) -> ErrorCode:
         return self.runtime.status(group_id)

@@ -4,7 +4,7 @@ comes from broker/handlers/table.py, which calls in here."""
 
 import functools
 import inspect
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from model.errors import ErrorCode
 
@@ -12,19 +12,22 @@ from .context import RequestContext
 from .handlers.error_responses import error_response
 from .protocol.api_table import Api, Role
 
+if TYPE_CHECKING:
+    from .handlers.table import Handler
+
 COORDINATOR_ROLES = (Role.GROUP_COORDINATOR, Role.TXN_COORDINATOR)
 
 
-async def dispatch(ctx: RequestContext, handler) -> Any:
+async def dispatch(ctx: RequestContext, handler: "Handler") -> Any:
     """`answer(ctx, handler)`, through the injected faults (broker/fault_injection.py) for a client's
     request (not one inside an envelope: its forwarding broker applied them)."""
-    faults = getattr(ctx.broker, "faults", None)
+    faults = ctx.faults
     if faults is None or ctx.forwarded_by is not None:
         return await answer(ctx, handler)
     return await faults.dispatch(ctx, functools.partial(answer, handler=handler))
 
 
-async def answer(ctx: RequestContext, handler) -> Any:
+async def answer(ctx: RequestContext, handler: "Handler") -> Any:
     """The response entity, the encoded response (header + body) to pass through as it is, or
     None: no response at all (Produce with acks=0; the connection writes nothing).
 
@@ -38,37 +41,37 @@ async def answer(ctx: RequestContext, handler) -> Any:
         refused = await refused
     if refused is not None:
         return refused
-    if api.forwardable and ctx.forwarded_by is None and not ctx.broker.admin.active:
-        return await ctx.broker.forwarding.forward(ctx)
+    if api.forwardable and ctx.forwarded_by is None and not ctx.admin.active:
+        return await ctx.forwarding.forward(ctx)
     refused = refuse_for_role(ctx, api, handler)
     if refused is not None:
         return refused
     return await handler.handle(ctx, ctx.request.body)
 
 
-def refuse_for_role(ctx: RequestContext, api: Api, handler) -> Any:
+def refuse_for_role(ctx: RequestContext, api: Api, handler: "Handler") -> Any:
     """The api's error response when this broker does not hold the role that answers it, else None.
 
     - CONTROLLER: NOT_CONTROLLER on a broker that is not the active controller (KafkaApis'
       `controllerMutationQuota` / ZkSupport.requireZkOrThrow checks). A forwardable api got here
       only inside an envelope or on the controller: its handler answers NOT_CONTROLLER per
       resource, after authorisation, as Kafka's ZkAdminManager does, so it passes.
-    - GROUP_COORDINATOR / TXN_COORDINATOR: NOT_COORDINATOR when `ctx.broker.coordinators` exists
-      and does not own the handler module's `coordinator_key(request)` (Kafka's
+    - GROUP_COORDINATOR / TXN_COORDINATOR: NOT_COORDINATOR when the role (`ctx.groups`,
+      `ctx.transactions`) does not own the handler module's `coordinator_key(request)` (Kafka's
       GroupCoordinator.isCoordinatorForGroup / TransactionCoordinator's check).
     - LEADER: nothing here; leadership is per partition, so the handler answers
       NOT_LEADER_OR_FOLLOWER partition by partition, as ReplicaManager does.
     """
     if api.role is Role.CONTROLLER:
-        if api.forwardable or ctx.broker.admin.active:
+        if api.forwardable or ctx.admin.active:
             return None
         return error_response(ctx.request, ErrorCode.not_controller, handler.error_response)
     if api.role in COORDINATOR_ROLES:
-        coordinators = getattr(ctx.broker, "coordinators", None)
         key_of = handler.coordinator_key
-        if coordinators is None or key_of is None:
+        if key_of is None:
             return None
         key = key_of(ctx.request)
-        if key is not None and not coordinators.owns(api.role, key):
+        coordinator = ctx.groups if api.role is Role.GROUP_COORDINATOR else ctx.transactions
+        if key is not None and not coordinator.owns(key):
             return error_response(ctx.request, ErrorCode.not_coordinator, handler.error_response)
     return None

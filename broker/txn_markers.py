@@ -25,6 +25,8 @@ from .protocol.codec import RequestParseError, request_schema
 
 if TYPE_CHECKING:
     from .app import Broker
+    from .coordinators import Coordinators
+    from .replication.replica_manager import ReplicaManager
 
 TopicPartition = tuple[str, int]
 _VERSION = 1
@@ -32,13 +34,13 @@ _RETRY_S = 0.1
 CLIENT_ID_PREFIX = "fauxka-txn-markers-"
 
 
-async def write_markers(broker: "Broker", producer_id: int, epoch: int, commit: bool, coordinator_epoch: int,
-                        partitions: list[TopicPartition], timeout_ms: int) -> dict[TopicPartition, ErrorCode]:
+async def write_markers(replicas: "ReplicaManager", groups: "Coordinators | None", producer_id: int, epoch: int,
+                        commit: bool, coordinator_epoch: int, partitions: list[TopicPartition],
+                        timeout_ms: int) -> dict[TopicPartition, ErrorCode]:
     """The leader's side of WriteTxnMarkers: one control batch per partition, acks=all."""
     batch = bytes(build_control_batch(producer_id, epoch, commit, coordinator_epoch, int(time.time() * 1000)))
-    results = {tp: r.error for tp, r in (await broker.replicas.append_records(
+    results = {tp: r.error for tp, r in (await replicas.append_records(
         dict.fromkeys(partitions, batch), -1, timeout_ms, origin="coordinator")).items()}
-    groups = getattr(broker, "coordinators", None)
     for (topic, index), code in results.items():
         if topic == GROUP_METADATA_TOPIC and code == ErrorCode.none and groups is not None:
             groups.runtime.txn_marker_written(producer_id, commit, index)
@@ -74,8 +76,8 @@ class MarkerSender:
     async def _to_leader(self, leader: int, tps: list[TopicPartition], producer_id: int, epoch: int, commit: bool,
                          coordinator_epoch: int) -> set[TopicPartition]:
         if leader == self._broker.broker_id:
-            results = await write_markers(self._broker, producer_id, epoch, commit, coordinator_epoch, tps,
-                                          self._timeout_ms)
+            results = await write_markers(self._broker.replicas, getattr(self._broker, "coordinators", None),
+                                          producer_id, epoch, commit, coordinator_epoch, tps, self._timeout_ms)
             return {tp for tp, code in results.items() if code == ErrorCode.none}
         topics: dict[str, list[int]] = {}
         for topic, index in tps:

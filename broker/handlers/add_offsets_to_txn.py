@@ -25,7 +25,7 @@ async def handle(ctx, request):
     if error is None and not ctx.authorized("READ", "GROUP", request.group_id):
         error = ErrorCode.group_authorization_failed
     if error is None:
-        partition = ctx.broker.coordinators.runtime.partition_of(request.group_id)
+        partition = ctx.groups.partition_of(request.group_id)
         error = await txns(ctx).add_partitions(request.transactional_id, request.producer_id,
                                                request.producer_epoch, {(GROUP_METADATA_TOPIC, partition)})
     return _answer(ctx.version, error)

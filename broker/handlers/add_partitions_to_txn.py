@@ -67,7 +67,7 @@ async def handle(ctx, request):
         return error_response(ctx.request, ErrorCode.cluster_authorization_failed)
     answers = []
     for txn in request.transactions:
-        if not ctx.broker.coordinators.txn.runtime.owns("txn_coordinator", txn.transactional_id):
+        if not ctx.transactions.owns(txn.transactional_id):
             results = dict.fromkeys(_partitions(txn.topics), ErrorCode.not_coordinator)
         else:
             results = await _one(ctx, txn.transactional_id, txn.producer_id, txn.producer_epoch, txn.topics,

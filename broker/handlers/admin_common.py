@@ -11,7 +11,7 @@ ZERO_UUID = uuid.UUID(int=0)
 
 
 def caller(ctx) -> Caller:
-    return Caller(principal=ctx.principal, client_address=ctx.client_host, receiving_broker=ctx.broker.broker_id,
+    return Caller(principal=ctx.principal, client_address=ctx.client_host, receiving_broker=ctx.broker_id,
                   forwarded_by=ctx.forwarded_by, api=ctx.request.api.name, api_version=ctx.version)
 
 
@@ -29,13 +29,13 @@ def forwarded_wait_s(ctx, request, received: float) -> float:
 
 def admin(ctx):
     """The controller's admin plane, or None when this broker is not the active controller."""
-    controller = ctx.broker.admin
+    controller = ctx.admin
     return controller if controller.active else None
 
 
 def dynamic_broker_layers(ctx) -> tuple[dict, dict]:
     """This broker's dynamic configs and the cluster-wide dynamic defaults, as the broker applies them."""
-    dynamic, dynamic_default, _static = ctx.broker.admin.broker_layers()
+    dynamic, dynamic_default, _static = ctx.admin.broker_layers()
     return dynamic, dynamic_default
 
 
@@ -46,7 +46,7 @@ def not_authorized_message(ctx) -> str:
     endpoint = conn.endpoint if conn is not None else None
     listener = endpoint.listener if endpoint else ctx.listener
     protocol = endpoint.security_protocol if endpoint else "PLAINTEXT"
-    bound = next((ep for ep in ctx.broker.server.bound if ep.listener == listener), endpoint)
+    bound = endpoint  # the connection's listener as bound (its port, if 0 was configured)
     local = f"{(bound.host if bound else '') or ctx.client_host}:{bound.port if bound else 0}"
     connection_id = getattr(conn, "connection_id", None) or f"{local}-{ctx.client_host}:0-0"
     return (f"Request Request(processor=0, connectionId={connection_id}, "
@@ -63,5 +63,5 @@ def audit_denied(ctx, controller, resource_type: str, name: str, action: str, co
 
 def acl_authorizer(ctx) -> AclAuthorizer | None:
     """The broker's ACL authorizer; None when no authorizer is configured (Kafka: SECURITY_DISABLED)."""
-    authorizer = ctx.broker.authorizer
+    authorizer = ctx.authorizer
     return authorizer if isinstance(authorizer, AclAuthorizer) else None

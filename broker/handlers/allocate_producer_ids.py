@@ -19,14 +19,13 @@ _KEY = 67
 
 
 async def handle(ctx, request):
-    broker = ctx.broker
     refused = refusal(ctx, request.broker_id, request.broker_epoch)
     if refused is not None:
         return _answer(ctx.version, refused)
     try:
-        block = await allocate(broker.admin, request.broker_id)
+        block = await allocate(ctx.admin, request.broker_id)
     except ControllerMoved as exc:
-        broker.admin.election.resign(str(exc))
+        ctx.admin.resign(str(exc))
         return _answer(ctx.version, ErrorCode.not_controller)
     except ZkUnavailable:
         return _answer(ctx.version, ErrorCode.request_timed_out)

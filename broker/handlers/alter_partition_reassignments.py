@@ -38,7 +38,7 @@ async def handle(ctx, request):
             wanted.pop(key, None)  # a Scala Map built from the list: the last entry wins
             wanted[key] = None if p.replicas is None else [int(r) for r in p.replicas]
     try:
-        results = await ctx.broker.reassignments.alter(wanted)
+        results = await ctx.reassignments.alter(wanted)
     except ControllerMoved:
         return _response(ctx.version, ErrorCode.not_controller, NOT_CONTROLLER, [])
     by_topic = defaultdict(list)

@@ -30,7 +30,7 @@ async def handle(ctx, request):
             for p in topic.partitions:
                 wanted.pop((topic.name, int(p)), None)
                 wanted[(topic.name, int(p))] = d.path
-    replicas = ctx.broker.replicas
+    replicas = ctx.replicas
     by_topic = defaultdict(list)
     for (topic, index), path in wanted.items():
         by_topic[topic].append({"partition_index": index, "error_code": replicas.alter_log_dir(topic, index, path)})

@@ -15,7 +15,7 @@ async def loggers_here(ctx, request):
     """ConfigAdminManager.preprocess: BROKER_LOGGER changes are the log levels of the broker the client
     sent them to, applied there and never forwarded. A request naming only loggers is answered by the
     receiving broker (dispatch's precheck) even when it is not the controller."""
-    controller = ctx.broker.admin
+    controller = ctx.admin
     if controller.active or not request.resources or any(r.resource_type != BROKER_LOGGER for r in request.resources):
         return None  # the controller answers it (a forwarded logger resource is checked against the controller's id)
     return await _answer(ctx, request, True, controller)

@@ -24,8 +24,8 @@ async def handle(ctx, request):
     if refused is not None:
         return _answer(ctx, refused)
     try:
-        remaining = await ctx.broker.leadership.controlled_shutdown(request.broker_id,
-                                                                    getattr(request, "broker_epoch", -1))
+        remaining = await ctx.leadership.controlled_shutdown(request.broker_id,
+                                                             getattr(request, "broker_epoch", -1))
     except LookupError:
         return _answer(ctx, ErrorCode.broker_not_available)
     except PermissionError:

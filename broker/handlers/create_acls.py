@@ -38,7 +38,7 @@ async def handle(ctx, request):
     if refused is not None:
         results = [_result(*refused) for _ in bindings]
         for binding in bindings:
-            audit_denied(ctx, ctx.broker.admin, "ACL", str(binding), "CREATE_ACLS", *refused)
+            audit_denied(ctx, ctx.admin, "ACL", str(binding), "CREATE_ACLS", *refused)
     return build(response_schema(_KEY, ctx.version), {"throttle_time": 0, "results": results})
 
 

@@ -37,7 +37,7 @@ async def handle(ctx, request):
         return response(ctx.version, ErrorCode.not_controller, owner, requester)
     renewers = [f"{r.principal_type}:{r.principal_name}" for r in request.renewers]
     settings = delegation_tokens.settings(ctx.config)
-    code, info, hmac = await tokens.create(controller, ctx.broker.tokens, settings, owner, requester, renewers,
+    code, info, hmac = await tokens.create(controller, ctx.tokens, settings, owner, requester, renewers,
                                            millis(request.max_lifetime), caller(ctx))
     if info is None:
         return response(ctx.version, code, owner, requester)

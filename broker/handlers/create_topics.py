@@ -81,7 +81,7 @@ async def after_forward(ctx, request, response, received: float) -> None:
     leaders (bounded by the request's timeout): the client's next Metadata here finds them."""
     created = {t.name for t in response.topics if int(t.error_code) == 0}
     if created and not request.validate_only and timeout_ms(request) > 0:
-        cache_admin = ctx.broker.admin
+        cache_admin = ctx.admin
         await cache_admin.purgatory.wait(created, cache_admin.have_leaders, forwarded_wait_s(ctx, request, received))
 
 

@@ -27,7 +27,7 @@ async def handle(ctx, request):
         message = not_authorized_message(ctx)
         results = [_result(ErrorCode.cluster_authorization_failed, message, ()) for _ in filters]
         for acl_filter in filters:
-            audit_denied(ctx, ctx.broker.admin, "ACL", str(acl_filter), "DELETE_ACLS",
+            audit_denied(ctx, ctx.admin, "ACL", str(acl_filter), "DELETE_ACLS",
                          ErrorCode.cluster_authorization_failed, message)
     elif authorizer is None:
         results = [_result(ErrorCode.security_disabled, NO_AUTHORIZER, ()) for _ in filters]

@@ -18,7 +18,7 @@ _KEY = 21
 
 
 async def handle(ctx, request):
-    replicas = ctx.broker.replicas
+    replicas = ctx.replicas
     topics = [{"name": topic.name, "partitions": partition_results(
         ctx, ctx.authorized("DELETE", "TOPIC", topic.name), topic.name, topic.partitions,
         lambda p: {"partition_index": p.partition_index, "low_watermark": -1, "error_code": ErrorCode.none},

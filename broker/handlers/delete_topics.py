@@ -15,7 +15,7 @@ async def after_forward(ctx, request, response, received: float) -> None:
     topics (bounded by the request's timeout)."""
     deleted = {r.name for r in response.responses if int(r.error_code) == 0 and r.name is not None}
     if deleted and timeout_ms(request) > 0:
-        cache_admin = ctx.broker.admin
+        cache_admin = ctx.admin
         await cache_admin.purgatory.wait(deleted, cache_admin.gone, forwarded_wait_s(ctx, request, received))
 
 

@@ -26,7 +26,7 @@ async def handle(ctx, request):
         return build(response_schema(_KEY, ctx.version), body)
     try:
         found = parse_filter([(c.entity_type, c.match_type, c.match) for c in request.components])
-        results = await describe(found, request.strict, ZkQuotaReader(ctx.broker.zk))
+        results = await describe(found, request.strict, ZkQuotaReader(ctx.zk))
         body["entries"] = [{"entity": [{"entity_type": t, "entity_name": n} for t, n in entity],
                             "values": [{"key": k, "value": v} for k, v in sorted(values.items())]}
                            for entity, values in results]

@@ -25,7 +25,7 @@ async def handle(ctx, request):
         "error_message": None,
         "endpoint_type": _ENDPOINT_TYPE_BROKERS,
         "cluster_id": ctx.cache.cluster_id or "",
-        "controller_id": ctx.broker.advertised_controller_id(),
+        "controller_id": ctx.advertised_controller_id(),
         "brokers": [
             {"broker_id": b["node_id"], "host": b["host"], "port": b["port"], "rack": b["rack"]}
             for b in listener_brokers(ctx)

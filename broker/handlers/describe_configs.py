@@ -97,7 +97,7 @@ def _topic(ctx, topic: str, include_synonyms: bool, include_documentation: bool)
 
 
 def _broker(ctx, name: str, include_synonyms: bool, include_documentation: bool) -> list[dict]:
-    broker_id = ctx.broker.broker_id
+    broker_id = ctx.broker_id
     if name:
         if not java_int(name):
             raise _Refused(ErrorCode.invalid_request, f"Broker id must be an integer, but it is: {name}")
@@ -112,7 +112,7 @@ def _broker(ctx, name: str, include_synonyms: bool, include_documentation: bool)
 
 
 def _loggers(ctx, name: str) -> list[dict]:
-    broker_id = ctx.broker.broker_id
+    broker_id = ctx.broker_id
     if not name:
         raise _Refused(ErrorCode.invalid_request, "Broker id must not be empty")
     if not java_int(name):

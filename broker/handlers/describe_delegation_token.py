@@ -14,7 +14,7 @@ _KEY = 41
 async def handle(ctx, request):
     if not allow_token_requests(ctx):
         return _response(ctx.version, ErrorCode.delegation_token_request_not_allowed, [])
-    cache = ctx.broker.tokens
+    cache = ctx.tokens
     if not cache.enabled:
         return _response(ctx.version, ErrorCode.delegation_token_auth_disabled, [])
     if request.owners is not None and not request.owners:

@@ -22,7 +22,7 @@ async def handle(ctx, request):
     if not ctx.authorized("DESCRIBE", "CLUSTER", CLUSTER_NAME):
         return build(response_schema(_KEY, ctx.version), {
             "throttle_time": 0, "error_code": ErrorCode.cluster_authorization_failed, "results": ()})
-    replicas = ctx.broker.replicas
+    replicas = ctx.replicas
     wanted = None
     if request.topics is not None:
         wanted = {(t.topic, p) for t in request.topics for p in t.partitions}

@@ -22,7 +22,7 @@ def _partition(ctx, topic: str, index: int, authorized: bool) -> dict:
     if index not in ctx.cache.partitions_of(topic):
         return {**out, "error_code": ErrorCode.unknown_topic_or_partition}
     try:
-        log = ctx.broker.replicas.leader_partition(topic, index).log
+        log = ctx.replicas.leader_partition(topic, index).log
     except KafkaError as exc:
         return {**out, "error_code": exc.code}
     out["active_producers"] = [

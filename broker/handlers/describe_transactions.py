@@ -37,7 +37,7 @@ def _describe(ctx, transactional_id: str) -> dict:
         return _none(transactional_id, ErrorCode.transactional_id_authorization_failed)
     if not transactional_id:
         return _none(transactional_id, ErrorCode.invalid_request)
-    code = ctx.broker.coordinators.txn.runtime.status(transactional_id)
+    code = ctx.transactions.status(transactional_id)
     if code != ErrorCode.none:
         return _none(transactional_id, code)
     meta = txns(ctx).txns.get(transactional_id)

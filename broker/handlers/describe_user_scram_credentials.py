@@ -23,7 +23,7 @@ async def handle(ctx, request):
     else:
         try:
             body["results"] = await describe([u.name for u in request.users] if request.users else None,
-                                             ZkQuotaReader(ctx.broker.zk))
+                                             ZkQuotaReader(ctx.zk))
         except Exception as exc:  # ZooKeeper unavailable: Kafka's top-level UNKNOWN_SERVER_ERROR
             ctx.log.warning("describe user scram credentials failed", error=repr(exc))
             body["error_code"], body["error_message"] = ErrorCode.unknown_server_error, UNKNOWN_SERVER_ERROR_MESSAGE

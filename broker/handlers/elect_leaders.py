@@ -26,16 +26,15 @@ _KEY = 43
 
 
 async def handle(ctx, request):
-    broker = ctx.broker
     named = None if request.topic_partitions is None else [
         (t.topic, p) for t in request.topic_partitions for p in t.partitions]
     if not ctx.authorized("ALTER", "CLUSTER", "kafka-cluster"):
         return _uniform(ctx, named, ErrorCode.cluster_authorization_failed)
-    if not broker.admin.active:
+    if not ctx.admin.active:
         return _uniform(ctx, named, ErrorCode.not_controller)
     preferred = getattr(request, "election_type", 0) == 0
     try:
-        results = await broker.leadership.elect_leaders(preferred, named)
+        results = await ctx.leadership.elect_leaders(preferred, named)
     except ControllerMoved:
         return _uniform(ctx, named, ErrorCode.not_controller)
     except ZkUnavailable:
@@ -76,5 +75,5 @@ async def after_forward(ctx, request, response, received: float) -> None:
     def complete(topics: set[str]) -> set[str]:
         return {t for t in topics if all(shown(k) for k in elected if k[0] == t)}
 
-    purgatory = ctx.broker.admin.purgatory
+    purgatory = ctx.admin.purgatory
     await purgatory.wait({t for t, _ in elected}, complete, forwarded_wait_s(ctx, request, received))

@@ -40,12 +40,11 @@ def _find(ctx, key: str, key_type: int) -> dict:
     if not key:
         return {**none, "error_code": ErrorCode.invalid_request}
     cache = ctx.cache
-    coordinators = ctx.broker.coordinators
     topic = GROUP_METADATA_TOPIC if key_type == GROUP else TRANSACTION_STATE_TOPIC
     assignment = cache.topics.get(topic)
     if assignment is None or not assignment.partitions:
-        spec = coordinators.offsets_topic_spec() if key_type == GROUP else coordinators.txn.topic_spec()
-        ctx.broker.auto_create.request([topic], ctx, spec)
+        spec = ctx.groups.offsets_topic_spec() if key_type == GROUP else ctx.transactions.topic_spec()
+        ctx.auto_create.request([topic], ctx, spec)
         return {**none, "error_code": ErrorCode.coordinator_not_available}
     partition = partition_for(key, len(assignment.partitions))
     state = cache.partition_states.get((topic, partition))

@@ -20,13 +20,13 @@ def group_error(ctx, group_id: str, operation: str = "READ") -> ErrorCode | None
 def coordinator_error(ctx, group_id: str) -> ErrorCode | None:
     if not group_id:
         return ErrorCode.invalid_group_id
-    code = ctx.broker.coordinators.status(group_id)
+    code = ctx.groups.status(group_id)
     return None if code == ErrorCode.none else code
 
 
 def groups(ctx):
     """The broker's GroupCoordinator."""
-    return ctx.broker.coordinators.groups
+    return ctx.groups.groups
 
 
 def offsets_to_commit(ctx, topics, to_request) -> tuple[dict, dict]:

@@ -41,7 +41,7 @@ async def handle(ctx, request):
         error = ErrorCode.cluster_authorization_failed
     else:
         try:
-            producer_id = await ctx.broker.producer_ids.generate()
+            producer_id = await ctx.producer_ids.generate()
         except KafkaError as exc:
             error = exc.code
     return build(response_schema(_KEY, ctx.version), {

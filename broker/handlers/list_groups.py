@@ -21,10 +21,7 @@ CLASSIC = "classic"  # Group.GroupType.CLASSIC: the only kind of group in ZooKee
 async def handle(ctx, request):
     version = ctx.version
     states = set(request.states_filter) if version >= 4 and request.states_filter else None
-    runtime = ctx.broker.coordinators.runtime
-    error = ErrorCode.none
-    if any(state.value == "loading" for state, _ in runtime.partitions.values()):
-        error = ErrorCode.coordinator_load_in_progress
+    error = ErrorCode.coordinator_load_in_progress if ctx.groups.loading() else ErrorCode.none
     listed = groups(ctx).list_groups(states)
     types = request.types_filter if version >= 5 else None
     if types and not any(t.lower() == CLASSIC for t in types):

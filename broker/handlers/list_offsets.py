@@ -20,7 +20,7 @@ _KEY = 2
 
 
 async def handle(ctx, request):
-    replicas = ctx.broker.replicas
+    replicas = ctx.replicas
     isolation = int(getattr(request, "isolation_level", 0))
     if ctx.version == 0:
         answer = _v0_answer(replicas, request.replica_id == -1)

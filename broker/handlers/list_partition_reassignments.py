@@ -31,7 +31,7 @@ async def handle(ctx, request):
     keys = None if request.topics is None else [
         (t.name, int(p)) for t in request.topics for p in t.partition_indexes]
     try:
-        found = await ctx.broker.reassignments.listing(keys)
+        found = await ctx.reassignments.listing(keys)
     except ControllerMoved:
         return _response(ctx.version, ErrorCode.not_controller, NOT_CONTROLLER, [])
     by_topic = defaultdict(list)

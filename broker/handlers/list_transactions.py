@@ -6,7 +6,6 @@ Only ids the caller may DESCRIBE are listed; state names Kafka does not know are
 unknown_state_filters; COORDINATOR_LOAD_IN_PROGRESS while a partition is loading.
 """
 
-from coordinator.loads import Load
 from coordinator.txn.state import TxnState
 from model.errors import ErrorCode
 
@@ -18,8 +17,7 @@ _KEY = 66
 
 
 async def handle(ctx, request):
-    runtime = ctx.broker.coordinators.txn.runtime
-    if any(state is Load.LOADING for state, _ in runtime.partitions.values()):
+    if ctx.transactions.loading():
         return error_response(ctx.request, ErrorCode.coordinator_load_in_progress)
     states = {TxnState.from_display(name) for name in request.state_filters} - {None}
     unknown = [name for name in request.state_filters if TxnState.from_display(name) is None]

@@ -77,7 +77,7 @@ async def handle(ctx, request):
         "throttle_time": 0,
         "brokers": listener_brokers(ctx),
         "cluster_id": cache.cluster_id,
-        "controller_id": ctx.broker.advertised_controller_id(),
+        "controller_id": ctx.advertised_controller_id(),
         "topics": topics,
         "cluster_authorized_operations": cluster_operations(ctx, include_cluster_ops),
     })
@@ -112,7 +112,7 @@ async def _missing_topic_errors(ctx, request, missing: list[str]) -> dict[str, i
     allowed = ctx.config["auto.create.topics.enable"] and getattr(request, "allow_auto_topic_creation", True)
     creatable = [n for n in missing if errors[n] == ErrorCode.unknown_topic_or_partition]
     if allowed and creatable:
-        errors.update(await ctx.broker.auto_create.create(creatable, ctx))
+        errors.update(await ctx.auto_create.create(creatable, ctx))
     return errors
 
 
@@ -125,7 +125,7 @@ def _topic_error(error: int, name: str | None, topic_id: uuid.UUID, ops: int = A
 def _topic(ctx, name: str, include_ops: bool) -> dict:
     cache = ctx.cache
     assignment = cache.topics[name]
-    faults = getattr(ctx.broker, "faults", None)  # a replica on a failed log (a storage fault) is offline
+    faults = ctx.faults  # a replica on a failed log (a storage fault) is offline
     failed = faults.offline if faults is not None else (lambda broker_id, topic, partition: False)
     partitions = []
     for index, replicas in sorted(assignment.partitions.items()):

@@ -68,9 +68,9 @@ async def handle(ctx, request):
         p.committed_offset, p.committed_leader_epoch if epoch else -1, p.committed_metadata, expire,
         p.commit_timestamp if version == 1 else -1))
     if wanted and version == 0:
-        limit = ctx.broker.config["offset.metadata.max.bytes"]
+        limit = ctx.config["offset.metadata.max.bytes"]
         for tp, req in wanted.items():
-            results[tp] = await _commit_to_zookeeper(ctx.broker.zk, request.group_id, tp, req, limit)
+            results[tp] = await _commit_to_zookeeper(ctx.zk, request.group_id, tp, req, limit)
     elif wanted:
         results.update(await groups(ctx).commit_offsets(
             request.group_id, request.member_id, request.group_instance_id if version >= 7 else None,

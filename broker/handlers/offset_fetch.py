@@ -93,7 +93,7 @@ async def _from_zookeeper(ctx, group_id: str, asked) -> list[dict]:
                 code = ErrorCode.topic_authorization_failed
             elif p in known:
                 try:
-                    offset = await get_consumer_offset(ctx.broker.zk, group_id, t.name, p)
+                    offset = await get_consumer_offset(ctx.zk, group_id, t.name, p)
                 except (ZkError, ValueError):  # Kafka: Errors.forException(e)
                     code = ErrorCode.unknown_server_error
             partitions.append({"partition_index": p, "error_code": code, "metadata": "",

@@ -20,7 +20,7 @@ _KEY = 23
 
 
 async def handle(ctx, request):
-    replicas = ctx.broker.replicas
+    replicas = ctx.replicas
     # Kafka 3.9: ClusterAction on the cluster, else Describe per topic, whatever the replica id
     cluster_action = ctx.authorized("CLUSTER_ACTION", "CLUSTER", CLUSTER_NAME, log_if_denied=False)
     topics = [{"topic": topic.topic, "partitions": partition_results(

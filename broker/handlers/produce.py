@@ -58,7 +58,7 @@ async def handle(ctx, request):
                 entries[key] = data.records or b""
     # acks=all: once appended, the connection may read the next Produce while this one waits (server.py)
     release = (lambda _results: ctx.release_connection()) if acks == -1 else None
-    results = await ctx.broker.replicas.append_records(entries, acks, timeout_ms, on_appended=release) \
+    results = await ctx.replicas.append_records(entries, acks, timeout_ms, on_appended=release) \
         if entries else {}
     throttle = _bandwidth_throttle(ctx)
     if acks == 0:
@@ -75,12 +75,12 @@ def _bandwidth_throttle(ctx) -> int:
     """producer_byte_rate: after the append Kafka records the request's size (request.sizeInBytes) and
     answers with the throttle time; the server mutes the connection for it (KIP-219). acks=0 is throttled
     too, by muting alone (sendNoOpResponseExemptThrottle)."""
-    return ctx.broker.quotas.produce.record(ctx.principal, ctx.request.client_id or "", len(ctx.request.frame),
-                                            time.time() * 1000)
+    return ctx.quotas.produce.record(ctx.principal, ctx.request.client_id or "", len(ctx.request.frame),
+                                     time.time() * 1000)
 
 
 def _response(ctx, order, errors, results, throttle: int = 0):
-    replicas = ctx.broker.replicas
+    replicas = ctx.replicas
     topics: dict[str, list[dict]] = {}
     hinted: set[int] = set()
     for key in order:

@@ -41,7 +41,7 @@ async def change_expiry(ctx, request, key: int, change, period) -> object:
     if controller is None:
         return expiry_response(key, ctx.version, ErrorCode.not_controller)
     settings = delegation_tokens.settings(ctx.config)
-    code, expiry = await change(controller, ctx.broker.tokens, settings, ctx.principal, bytes(request.hmac),
+    code, expiry = await change(controller, ctx.tokens, settings, ctx.principal, bytes(request.hmac),
                                 millis(period), caller(ctx))
     return expiry_response(key, ctx.version, code, expiry)
 

@@ -14,13 +14,13 @@ def txn_error(ctx, transactional_id: str) -> ErrorCode | None:
     """The error a request for `transactional_id` gets before the coordinator looks at it, or None."""
     if not ctx.authorized("WRITE", "TRANSACTIONAL_ID", transactional_id):
         return ErrorCode.transactional_id_authorization_failed
-    code = ctx.broker.coordinators.txn.runtime.status(transactional_id)
+    code = ctx.transactions.status(transactional_id)
     return None if code == ErrorCode.none else code
 
 
 def txns(ctx):
     """The broker's TransactionCoordinator."""
-    return ctx.broker.coordinators.txn.txns
+    return ctx.transactions.txns
 
 
 def fenced(code: ErrorCode, version: int, first_version_with_fenced: int) -> ErrorCode:

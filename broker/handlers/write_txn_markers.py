@@ -34,13 +34,13 @@ async def handle(ctx, request):
     if not ctx.authorized("CLUSTER_ACTION", "CLUSTER", CLUSTER_NAME):
         return error_response(ctx.request, ErrorCode.cluster_authorization_failed)
     answers = []
-    timeout_ms = ctx.broker.config["request.timeout.ms"]
+    timeout_ms = ctx.config["request.timeout.ms"]
     for marker in request.markers:
         wanted = _wanted(marker)
-        known = [tp for tp in wanted if tp in ctx.broker.replicas.partitions]
+        known = [tp for tp in wanted if tp in ctx.replicas.partitions]
         results = dict.fromkeys(wanted, ErrorCode.unknown_topic_or_partition)
         if known:
-            results.update(await write_markers(ctx.broker, marker.producer_id, marker.producer_epoch,
+            results.update(await write_markers(ctx.replicas, ctx.groups, marker.producer_id, marker.producer_epoch,
                                                marker.transaction_result, marker.coordinator_epoch, known, timeout_ms))
         answers.append((marker.producer_id, results))
     return _answer(ctx.version, answers)
