@@ -1,16 +1,23 @@
 """AlterClientQuotas v0-v1: translate to controller.quotas and back (controller only)."""
 
+from typing import TYPE_CHECKING
+
 from controller import quotas
 from model.acl_model import CLUSTER_NAME
 from model.errors import ErrorCode
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
 from .admin_common import admin, audit_denied, caller
+
+if TYPE_CHECKING:
+    from ..protocol.requests import AlterClientQuotasRequest
 
 _KEY = 49
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: "AlterClientQuotasRequest") -> Response:
     controller = admin(ctx)
     if controller is None:  # Kafka's getErrorResponse: every entry as sent, with the error's own message
         entries = [_entry([(e.entity_type, e.entity_name) for e in entry.entity], ErrorCode.not_controller,

@@ -12,19 +12,25 @@ back with leader, leader epoch, ISR and the new partition epoch (the znode versi
 """
 
 from collections import defaultdict
+from typing import TYPE_CHECKING
 
 from controller.leader_election import IsrChange
 from model.errors import ErrorCode
 
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
 from .admin_common import ZERO_UUID
 from .broker_to_controller import refusal
+
+if TYPE_CHECKING:
+    from ..protocol.requests import AlterPartitionRequest
 
 _KEY = 56
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: "AlterPartitionRequest") -> Response:
     v = ctx.version
     refused = refusal(ctx, request.broker_id, request.broker_epoch)
     if refused is not None:

@@ -2,17 +2,24 @@
 not the controller: ErrorCode.not_controller; no Alter on the Cluster: ErrorCode.cluster_authorization_failed; then
 controller.scram."""
 
+from typing import TYPE_CHECKING
+
 from controller import scram
 from controller.quotas import NOT_CONTROLLER_MESSAGE
 from model.errors import ErrorCode
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
 from .admin_common import admin, caller
+
+if TYPE_CHECKING:
+    from ..protocol.requests import AlterUserScramCredentialsRequest
 
 _KEY = 51
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: "AlterUserScramCredentialsRequest") -> Response:
     controller = admin(ctx)
     if controller is None:
         results = _every_user(request, ErrorCode.not_controller, NOT_CONTROLLER_MESSAGE)

@@ -1,16 +1,23 @@
 """DescribeCluster v0-v1 (KIP-700), from the metadata cache."""
 
+from typing import TYPE_CHECKING
+
 from model.errors import ErrorCode
 
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
 from .metadata import AUTHORIZED_OPERATIONS_OMITTED, cluster_operations, listener_brokers
+
+if TYPE_CHECKING:
+    from ..protocol.requests import DescribeClusterRequest
 
 _KEY = 60
 _ENDPOINT_TYPE_BROKERS = 1
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: "DescribeClusterRequest") -> Response:
     if ctx.version >= 1 and request.endpoint_type != _ENDPOINT_TYPE_BROKERS:
         return build(response_schema(_KEY, ctx.version), {
             "throttle_time": 0, "error_code": ErrorCode.mismatched_endpoint_type, "endpoint_type": request.endpoint_type,

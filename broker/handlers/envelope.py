@@ -3,6 +3,7 @@ inner request runs as the forwarded client, and its response goes back inside.""
 
 import functools
 import ipaddress
+from typing import TYPE_CHECKING
 
 from model.errors import ErrorCode
 
@@ -12,6 +13,10 @@ from ..protocol import api_table
 from ..protocol.build import build, error_codes
 from ..protocol.codec import RequestParseError, decode_request, encode_response, peek, response_schema, strip_size_prefix
 from ..protocol.principal import PrincipalDeserializationError, deserialize_principal
+from ..protocol.requests import Response
+
+if TYPE_CHECKING:
+    from ..protocol.requests import EnvelopeRequest
 
 
 class _Refused(Exception):
@@ -19,7 +24,7 @@ class _Refused(Exception):
         self.code = code
 
 
-def precheck(ctx, request):
+def precheck(ctx: RequestContext, request):
     """Kafka's order: the listener, then CLUSTER_ACTION, before dispatch's NOT_CONTROLLER (the role)."""
     if ctx.listener != ctx.config.inter_broker_listener:
         raise RequestParseError(f"EnvelopeRequest on listener {ctx.listener}, not the inter-broker listener")
@@ -35,7 +40,7 @@ def error_response(request, code: int):
     return _response(None, code)
 
 
-async def handle(ctx, request, *, dispatch):
+async def handle(ctx: RequestContext, request: "EnvelopeRequest", *, dispatch) -> Response:
     """`dispatch(inner_ctx)` answers the inner request (bound by broker/handlers/table.py)."""
     forwarder = _forwarding_broker(ctx.request.client_id)
     metrics = ctx.metrics.envelopes
@@ -58,7 +63,7 @@ async def handle(ctx, request, *, dispatch):
     return _response(data, 0)
 
 
-def _inner_context(ctx, request, forwarder: int) -> RequestContext:
+def _inner_context(ctx: RequestContext, request, forwarder: int) -> RequestContext:
     if not ctx.admin.active:  # the controller moved while dispatch passed it on
         raise _Refused(ErrorCode.not_controller)
     try:

@@ -19,6 +19,7 @@ to what its quota allows in a window; over the quota the answer is empty with th
 
 import time
 import uuid
+from typing import TYPE_CHECKING
 
 from model.acl_model import CLUSTER_NAME
 from model.errors import ErrorCode
@@ -26,18 +27,23 @@ from model.errors import ErrorCode
 from storage.down_convert import down_convert
 from storage.errors import StorageError
 
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
 from ..replication.fetch_sessions import FetchSessionCache, SessionPartition
 from ..replication.reads import READ_COMMITTED, FetchWant
 from .produce import node_endpoints
+
+if TYPE_CHECKING:
+    from ..protocol.requests import FetchRequest
 
 _KEY = 1
 ZERO_UUID = uuid.UUID(int=0)
 _LEADER_HINT = (ErrorCode.not_leader_or_follower, ErrorCode.fenced_leader_epoch)
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: "FetchRequest") -> Response:
     version, cache = ctx.version, ctx.cache
     sessions = ctx.replicas.fetch_sessions
     error, session, full = sessions.begin(request.session_id, request.session_epoch) if version >= 7 else (
@@ -131,7 +137,7 @@ def _convert(replicas, want, result, version: int) -> None:
             result.error, result.records = exc.code, b""
 
 
-def _bandwidth_throttle(ctx, results) -> int:
+def _bandwidth_throttle(ctx: RequestContext, results) -> int:
     """consumer_byte_rate (KafkaApis.handleFetchRequest): a consumer's response bytes are recorded; over
     the quota the bytes are taken back and the answer is empty with the throttle time, the connection muted
     for it (KIP-219; the server mutes). Followers' fetches are not under client quotas. The size counted

@@ -15,15 +15,21 @@ or partition UNKNOWN_TOPIC_OR_PARTITION.
 
 import functools
 import time
+from typing import TYPE_CHECKING
 
 from coordinator.group.coordinator import OffsetRequest
 from model.errors import ErrorCode
 from zkstore import ZkError
 from zkstore.consumer_offsets import set_consumer_offset
 
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
 from .group_common import group_error, group_id_key, groups, offsets_to_commit
+
+if TYPE_CHECKING:
+    from ..protocol.requests import OffsetCommitRequest
 
 _KEY = 8
 
@@ -50,7 +56,7 @@ def _partitions(request) -> list[tuple[str, int]]:
     return [(t.name, p.partition_index) for t in request.topics for p in t.partitions]
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: "OffsetCommitRequest") -> Response:
     version = ctx.version
     order = _partitions(request)
     if version == 0 and ctx.authorized("READ", "GROUP", request.group_id):

@@ -3,7 +3,8 @@ reader (and the import graph) can follow a request from here to its code. The ap
 and forwardability are broker/protocol/api_table.py's (protocol/ cannot import the handlers, which
 import it); tests/unit/test_protocol.py checks that the two tables name the same apis.
 
-A handler module defines `handle(ctx, request)` and, where the api needs them, `precheck`,
+A handler module defines `handle(ctx: RequestContext, request: <its api's request class, named in
+broker/protocol/requests.py>) -> Response` and, where the api needs them, `precheck`,
 `after_forward`, `error_response` and `coordinator_key` (see Handler). The modules keep their kio
 schema names (a Python module name cannot start with the key's digits, as kfake's 00_produce.go does).
 
@@ -18,8 +19,10 @@ from types import ModuleType
 from typing import Any, Awaitable, Callable
 
 from .. import dispatch as dispatching
+from ..context import RequestContext
 from ..protocol.api_table import Api
 from ..protocol.codec import Request
+from ..protocol.requests import Response
 from . import error_responses
 from . import (add_offsets_to_txn, add_partitions_to_txn, allocate_producer_ids, alter_client_quotas, alter_configs,
                alter_partition, alter_partition_reassignments, alter_replica_log_dirs, alter_user_scram_credentials,
@@ -36,19 +39,19 @@ from . import (add_offsets_to_txn, add_partitions_to_txn, allocate_producer_ids,
 
 @dataclass(frozen=True, slots=True)
 class Handler:
-    handle: Callable[[Any, Any], Awaitable[Any]]
+    handle: Callable[[RequestContext, Any], Awaitable[Response]]  # the request's body: kio's entity
     # run by the receiving broker before forwarding: a response (or an awaitable of one) answers the
     # request there (e.g. token requests refused on a PLAINTEXT connection, BROKER_LOGGER changes
     # applied on the broker they name)
-    precheck: Callable[[Any, Any], Any] | None = None
+    precheck: Callable[[RequestContext, Any], Response | Awaitable[Response]] | None = None
     # awaited by the forwarding broker before it passes the controller's answer on (e.g. until its own
     # cache shows it); `received` is the monotonic time the forwarding broker read the request
-    after_forward: Callable[[Any, Any, Any, float], Awaitable[None]] | None = None
+    after_forward: Callable[[RequestContext, Any, Any, float], Awaitable[None]] | None = None
     # the api's whole answer carrying one error code (Kafka's AbstractRequest.getErrorResponse); without
     # it, broker/handlers/error_responses.py builds one
-    error_response: Callable[[Any, int], Any] | None = None
+    error_response: Callable[[Request, int], Response] | None = None
     # for coordinator roles: the group id or transactional id whose coordinator must answer
-    coordinator_key: Callable[[Any], str | None] | None = None
+    coordinator_key: Callable[[Request], str | None] | None = None
 
     @classmethod
     def of(cls, module: ModuleType) -> "Handler":
@@ -122,12 +125,12 @@ def handler(api: Api) -> Handler:
     return HANDLERS[api.key]
 
 
-async def dispatch(ctx) -> Any:
+async def dispatch(ctx: RequestContext) -> Response:
     """The response to `ctx`'s request (broker/dispatch.py), answered by its api's handler."""
     return await dispatching.dispatch(ctx, HANDLERS[ctx.request.api.key])
 
 
-def error_response(request: Request, code: int):
+def error_response(request: Request, code: int) -> Response:
     """The api's error response: its handler module's own, else error_responses.py's."""
     return error_responses.error_response(request, code, HANDLERS[request.api.key].error_response)
 

@@ -6,12 +6,19 @@ on the Cluster. A partition this broker does not lead answers NOT_LEADER_OR_FOLL
 one UNKNOWN_TOPIC_OR_PARTITION; the coordinator retries them at the new leader.
 """
 
+from typing import TYPE_CHECKING
+
 from model.acl_model import CLUSTER_NAME
 from model.errors import ErrorCode
 
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
 from ..txn_markers import write_markers
+
+if TYPE_CHECKING:
+    from ..protocol.requests import WriteTxnMarkersRequest
 
 _KEY = 27
 
@@ -30,7 +37,7 @@ def _wanted(marker) -> list[tuple[str, int]]:
     return [(t.name, int(p)) for t in marker.topics for p in t.partition_indexes]
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: "WriteTxnMarkersRequest") -> Response:
     if not ctx.authorized("CLUSTER_ACTION", "CLUSTER", CLUSTER_NAME):
         return error_response(ctx.request, ErrorCode.cluster_authorization_failed)
     answers = []
