@@ -4,21 +4,46 @@ comes from broker/handlers/table.py, which calls in here."""
 
 import functools
 import inspect
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any, Awaitable, Callable
 
 from model.errors import ErrorCode
 
 from .context import RequestContext
 from .handlers.error_responses import error_response
 from .protocol.api_table import Api, Role
-
-if TYPE_CHECKING:
-    from .handlers.table import Handler
+from .protocol.codec import Request
+from .protocol.requests import Response
 
 COORDINATOR_ROLES = (Role.GROUP_COORDINATOR, Role.TXN_COORDINATOR)
 
 
-async def dispatch(ctx: RequestContext, handler: "Handler") -> Any:
+@dataclass(frozen=True, slots=True)
+class Handler:
+    """What answers one api: its handler module's functions (broker/handlers/table.py builds one a module)."""
+
+    handle: Callable[[RequestContext, Any], Awaitable[Response]]  # the request's body: kio's entity
+    # run by the receiving broker before forwarding: a response (or an awaitable of one) answers the
+    # request there (e.g. token requests refused on a PLAINTEXT connection, BROKER_LOGGER changes
+    # applied on the broker they name)
+    precheck: Callable[[RequestContext, Any], Response | Awaitable[Response]] | None = None
+    # awaited by the forwarding broker before it passes the controller's answer on (e.g. until its own
+    # cache shows it); `received` is the monotonic time the forwarding broker read the request
+    after_forward: Callable[[RequestContext, Any, Any, float], Awaitable[None]] | None = None
+    # the api's whole answer carrying one error code (Kafka's AbstractRequest.getErrorResponse); without
+    # it, broker/handlers/error_responses.py builds one
+    error_response: Callable[[Request, int], Response] | None = None
+    # for coordinator roles: the group id or transactional id whose coordinator must answer
+    coordinator_key: Callable[[Request], str | None] | None = None
+
+    @classmethod
+    def of(cls, module: ModuleType) -> "Handler":
+        return cls(module.handle, getattr(module, "precheck", None), getattr(module, "after_forward", None),
+                   getattr(module, "error_response", None), getattr(module, "coordinator_key", None))
+
+
+async def dispatch(ctx: RequestContext, handler: Handler) -> Response:
     """`answer(ctx, handler)`, through the injected faults (broker/fault_injection.py) for a client's
     request (not one inside an envelope: its forwarding broker applied them)."""
     faults = ctx.faults
@@ -27,7 +52,7 @@ async def dispatch(ctx: RequestContext, handler: "Handler") -> Any:
     return await faults.dispatch(ctx, functools.partial(answer, handler=handler))
 
 
-async def answer(ctx: RequestContext, handler: "Handler") -> Any:
+async def answer(ctx: RequestContext, handler: Handler) -> Response:
     """The response entity, the encoded response (header + body) to pass through as it is, or
     None: no response at all (Produce with acks=0; the connection writes nothing).
 
@@ -49,7 +74,7 @@ async def answer(ctx: RequestContext, handler: "Handler") -> Any:
     return await handler.handle(ctx, ctx.request.body)
 
 
-def refuse_for_role(ctx: RequestContext, api: Api, handler: "Handler") -> Any:
+def refuse_for_role(ctx: RequestContext, api: Api, handler: Handler) -> Response:
     """The api's error response when this broker does not hold the role that answers it, else None.
 
     - CONTROLLER: NOT_CONTROLLER on a broker that is not the active controller (KafkaApis'

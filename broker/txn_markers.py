@@ -25,7 +25,6 @@ from .protocol.codec import RequestParseError, request_schema
 
 if TYPE_CHECKING:
     from .app import Broker
-    from .coordinators import Coordinators
     from .replication.replica_manager import ReplicaManager
 
 TopicPartition = tuple[str, int]
@@ -34,10 +33,11 @@ _RETRY_S = 0.1
 CLIENT_ID_PREFIX = "fauxka-txn-markers-"
 
 
-async def write_markers(replicas: "ReplicaManager", groups: "Coordinators | None", producer_id: int, epoch: int,
-                        commit: bool, coordinator_epoch: int, partitions: list[TopicPartition],
+async def write_markers(replicas: "ReplicaManager", groups, producer_id: int, epoch: int, commit: bool,
+                        coordinator_epoch: int, partitions: list[TopicPartition],
                         timeout_ms: int) -> dict[TopicPartition, ErrorCode]:
-    """The leader's side of WriteTxnMarkers: one control batch per partition, acks=all."""
+    """The leader's side of WriteTxnMarkers: one control batch per partition, acks=all; `groups` (the
+    group role, broker/coordinators.py; None before it exists) learns of markers in __consumer_offsets."""
     batch = bytes(build_control_batch(producer_id, epoch, commit, coordinator_epoch, int(time.time() * 1000)))
     results = {tp: r.error for tp, r in (await replicas.append_records(
         dict.fromkeys(partitions, batch), -1, timeout_ms, origin="coordinator")).items()}

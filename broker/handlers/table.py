@@ -5,8 +5,9 @@ import it); tests/unit/test_protocol.py checks that the two tables name the same
 
 A handler module defines `handle(ctx: RequestContext, request: <its api's request class, named in
 broker/protocol/requests.py>) -> Response` and, where the api needs them, `precheck`,
-`after_forward`, `error_response` and `coordinator_key` (see Handler). The modules keep their kio
-schema names (a Python module name cannot start with the key's digits, as kfake's 00_produce.go does).
+`after_forward`, `error_response` and `coordinator_key` (see Handler, broker/dispatch.py). The
+modules keep their kio schema names (a Python module name cannot start with the key's digits, as
+kfake's 00_produce.go does).
 
 Envelope (58) answers a request inside it as a client's: its `dispatch` is bound here, as dispatch
 reaches every handler through this table (a static import back would be a loop).
@@ -14,12 +15,11 @@ reaches every handler through this table (a static import back would be a loop).
 
 import dataclasses
 import functools
-from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, Awaitable, Callable
 
 from .. import dispatch as dispatching
 from ..context import RequestContext
+from ..dispatch import Handler
 from ..protocol.api_table import Api
 from ..protocol.codec import Request
 from ..protocol.requests import Response
@@ -35,28 +35,6 @@ from . import (add_offsets_to_txn, add_partitions_to_txn, allocate_producer_ids,
                list_groups, list_offsets, list_partition_reassignments, list_transactions, metadata, offset_commit,
                offset_delete, offset_fetch, offset_for_leader_epoch, produce, renew_delegation_token,
                sasl_authenticate, sasl_handshake, sync_group, txn_offset_commit, update_features, write_txn_markers)
-
-
-@dataclass(frozen=True, slots=True)
-class Handler:
-    handle: Callable[[RequestContext, Any], Awaitable[Response]]  # the request's body: kio's entity
-    # run by the receiving broker before forwarding: a response (or an awaitable of one) answers the
-    # request there (e.g. token requests refused on a PLAINTEXT connection, BROKER_LOGGER changes
-    # applied on the broker they name)
-    precheck: Callable[[RequestContext, Any], Response | Awaitable[Response]] | None = None
-    # awaited by the forwarding broker before it passes the controller's answer on (e.g. until its own
-    # cache shows it); `received` is the monotonic time the forwarding broker read the request
-    after_forward: Callable[[RequestContext, Any, Any, float], Awaitable[None]] | None = None
-    # the api's whole answer carrying one error code (Kafka's AbstractRequest.getErrorResponse); without
-    # it, broker/handlers/error_responses.py builds one
-    error_response: Callable[[Request, int], Response] | None = None
-    # for coordinator roles: the group id or transactional id whose coordinator must answer
-    coordinator_key: Callable[[Request], str | None] | None = None
-
-    @classmethod
-    def of(cls, module: ModuleType) -> "Handler":
-        return cls(module.handle, getattr(module, "precheck", None), getattr(module, "after_forward", None),
-                   getattr(module, "error_response", None), getattr(module, "coordinator_key", None))
 
 
 MODULES: dict[int, ModuleType] = {
