@@ -36,6 +36,7 @@ from .coordination.txn_role import TxnRole
 from .controller_link import ControllerLink
 from .forwarding import ForwardingManager
 from .config import BrokerConfig
+from .context import Services
 from .dynamic_config import DynamicConfigApplier
 from .fault_injection import FaultInjector
 from .metadata_cache import MetadataCache
@@ -83,6 +84,10 @@ class Broker:
                                config["request.timeout.ms"], log)
         self.txn_role = TxnRole(config, self.cache, self.replicas, self.producer_ids, markers, self.metrics.registry, log)
         self.faults = FaultInjector(self)  # injected faults (fauxka fault, fauxka.testing), from ZooKeeper
+        self.services = Services(  # what the handlers use, handed to every request's context
+            self.broker_id, config, self.cache, self.zk, self.metrics, self.authorizer, self.tokens, self.quotas,
+            self.replicas, self.group_role, self.txn_role, self.marker_writer, self.producer_ids, self.admin, self.leadership,
+            self.reassignments, self.features, self.auto_create, self.forwarding, self.faults)
         self.server = Server(self)
         self._stopped = asyncio.Event()
         self._fatal: BaseException | None = None
@@ -97,15 +102,6 @@ class Broker:
     @property
     def is_controller(self) -> bool:
         return self.election.active
-
-    def advertised_controller_id(self) -> int:
-        """The controller id clients are told (advertised.controller)."""
-        mode = self.config["advertised.controller"]
-        if mode == "self":
-            return self.broker_id
-        if mode == "random" and self.cache.brokers:
-            return random.choice(list(self.cache.brokers))
-        return self.cache.controller_id
 
     async def start(self) -> None:
         timeout_s = self.config["zookeeper.connection.timeout.ms"] / 1000

@@ -107,8 +107,8 @@ class AutoTopicCreator:
         create = decode_request(frame, api_table.lookup(19), CREATE_TOPICS_VERSION)
         # the broker's own request (FindCoordinator) is authorized as the broker's principal
         principal = broker_principal(self._broker) if as_broker else ctx.principal
-        as_client = RequestContext(self._broker, create, ctx.listener, principal, ctx.client_host,
-                                   ctx.log.bind(api="create_topics", auto_create=True), connection=ctx.connection)
+        as_client = RequestContext.of(ctx, create, ctx.listener, principal, ctx.client_host,
+                                      ctx.log.bind(api="create_topics", auto_create=True), connection=ctx.connection)
         try:
             answer = await self._broker.forwarding.forward(as_client)
             if isinstance(answer, (bytes, bytearray, memoryview)):  # the controller's response frame

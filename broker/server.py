@@ -101,7 +101,8 @@ class Server:
         log = self._log.bind(listener=endpoint.listener, peer=f"{peer[0]}:{peer[1]}")
         gauge = self._broker.metrics.connections.labels(endpoint.listener)
         gauge.inc()
-        conn = Connection(endpoint, peer[0])
+        # the listener as bound (the port a configured 0 became), which the connection's id names
+        conn = Connection(next((ep for ep in self.bound if ep.listener == endpoint.listener), endpoint), peer[0])
         max_bytes = self._broker.config["socket.request.max.bytes"]
         idle_ms = self._broker.config["connections.max.idle.ms"]
         idle_s = idle_ms / 1000 if idle_ms >= 0 else None
@@ -214,8 +215,8 @@ class Server:
         request = decode_request(frame, api, version)
         log = _BoundOnUse(log, api=api.name, version=version, correlation_id=correlation_id,
                           client_id=request.client_id)
-        ctx = RequestContext(self._broker, request, conn.endpoint.listener, conn.principal, conn.peer_host, log,
-                             connection=conn)
+        ctx = RequestContext.of(self._broker.services, request, conn.endpoint.listener, conn.principal,
+                                conn.peer_host, log, connection=conn)
         response = await dispatch(ctx)
         if response is None:  # Produce with acks=0: no response at all
             return None

@@ -61,6 +61,10 @@ class AdminController:
     def active(self) -> bool:
         return self.election.active
 
+    def resign(self, reason: str) -> None:
+        """Give up the controller role (a write found the controller epoch moved on)."""
+        self.election.resign(reason)
+
     def broker_layers(self) -> tuple[dict, dict, dict]:
         """This broker's config as topics inherit it: dynamic per-broker, dynamic default, static."""
         configs = self.cache.broker_configs

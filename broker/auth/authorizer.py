@@ -5,13 +5,24 @@ Without `authorizer.class.name` every request is allowed, as in Kafka. With it, 
 """
 
 import importlib
-from typing import Any
+from typing import Any, Protocol
 
 from .acl_authorizer import AclAuthorizer, AuthorizerConfigError
 
 AUTHORIZER_CLASS = "authorizer.class.name"
 # Kafka's class names for its ZooKeeper-mode ACL authorizer (SimpleAclAuthorizer: before 2.4).
 KAFKA_NAMES = ("kafka.security.authorizer.AclAuthorizer", "kafka.security.auth.SimpleAclAuthorizer")
+
+
+class Authorizer(Protocol):
+    """What the broker asks of any authorizer (AllowAll, AclAuthorizer or a configured class)."""
+
+    async def start(self, timeout_s: float) -> None: ...
+
+    def authorize(self, principal: str, host: str, operation: str, resource_type: str, name: str,
+                  **log_options: Any) -> bool: ...
+
+    def close(self) -> None: ...
 
 
 class AllowAll:

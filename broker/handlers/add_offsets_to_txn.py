@@ -5,12 +5,19 @@ Versions: v1 nothing new; v2 PRODUCER_FENCED (INVALID_PRODUCER_EPOCH before); v3
 Authorization: WRITE on the TransactionalId, READ on the Group (GROUP_AUTHORIZATION_FAILED).
 """
 
+from typing import TYPE_CHECKING
+
 from coordinator.group.runtime import GROUP_METADATA_TOPIC
 from model.errors import ErrorCode
 
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
 from .txn_common import fenced, transactional_id_key, txn_error, txns
+
+if TYPE_CHECKING:
+    from ..protocol.requests import AddOffsetsToTxnRequest
 
 _KEY = 25
 coordinator_key = transactional_id_key
@@ -20,12 +27,12 @@ def _answer(version: int, code) -> object:
     return build(response_schema(_KEY, version), {"throttle_time": 0, "error_code": fenced(code, version, 2)})
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: "AddOffsetsToTxnRequest") -> Response:
     error = txn_error(ctx, request.transactional_id)
     if error is None and not ctx.authorized("READ", "GROUP", request.group_id):
         error = ErrorCode.group_authorization_failed
     if error is None:
-        partition = ctx.broker.group_role.partition_of(request.group_id)
+        partition = ctx.groups.partition_of(request.group_id)
         error = await txns(ctx).add_partitions(request.transactional_id, request.producer_id,
                                                request.producer_epoch, {(GROUP_METADATA_TOPIC, partition)})
     return _answer(ctx.version, error)

@@ -8,12 +8,19 @@ Per partition: TOPIC_AUTHORIZATION_FAILED without WRITE on the Topic, UNKNOWN_TO
 and then OPERATION_NOT_ATTEMPTED for the rest, as Kafka does.
 """
 
+from typing import TYPE_CHECKING
+
 from model.acl_model import CLUSTER_NAME
 from model.errors import ErrorCode
 
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
 from .txn_common import fenced, txn_error, txns
+
+if TYPE_CHECKING:
+    from ..protocol.requests import AddPartitionsToTxnRequest
 
 _KEY = 24
 
@@ -33,8 +40,8 @@ def _topic_results(results: dict[tuple[str, int], ErrorCode]) -> list[dict]:
     return [{"name": n, "results_by_partition": ps} for n, ps in topics.items()]
 
 
-async def _one(ctx, transactional_id: str, producer_id: int, epoch: int, topics, verify_only: bool, version: int
-               ) -> dict[tuple[str, int], ErrorCode]:
+async def _one(ctx: RequestContext, transactional_id: str, producer_id: int, epoch: int, topics, verify_only: bool,
+               version: int) -> dict[tuple[str, int], ErrorCode]:
     wanted = _partitions(topics)
     error = txn_error(ctx, transactional_id)
     if error is not None:
@@ -56,7 +63,7 @@ async def _one(ctx, transactional_id: str, producer_id: int, epoch: int, topics,
     return dict.fromkeys(wanted, fenced(code, version, 2))
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: "AddPartitionsToTxnRequest") -> Response:
     version = ctx.version
     if version <= 3:
         results = await _one(ctx, request.v3_and_below_transactional_id, request.v3_and_below_producer_id,
@@ -67,7 +74,7 @@ async def handle(ctx, request):
         return error_response(ctx.request, ErrorCode.cluster_authorization_failed)
     answers = []
     for txn in request.transactions:
-        if not ctx.broker.txn_role.owns(txn.transactional_id):
+        if not ctx.transactions.owns(txn.transactional_id):
             results = dict.fromkeys(_partitions(txn.topics), ErrorCode.not_coordinator)
         else:
             results = await _one(ctx, txn.transactional_id, txn.producer_id, txn.producer_epoch, txn.topics,

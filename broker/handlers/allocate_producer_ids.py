@@ -6,27 +6,33 @@ not the controller: NOT_CONTROLLER; an unknown broker or stale broker epoch: STA
 else the next block of 1000 from /latest_producer_id_block.
 """
 
+from typing import TYPE_CHECKING
+
 from controller.producer_ids import allocate
 from model.errors import ErrorCode, KafkaError
 from zkstore import ZkUnavailable
 from zkstore.fenced import ControllerMoved
 
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
 from .broker_to_controller import refusal
+
+if TYPE_CHECKING:
+    from ..protocol.requests import AllocateProducerIdsRequest
 
 _KEY = 67
 
 
-async def handle(ctx, request):
-    broker = ctx.broker
+async def handle(ctx: RequestContext, request: "AllocateProducerIdsRequest") -> Response:
     refused = refusal(ctx, request.broker_id, request.broker_epoch)
     if refused is not None:
         return _answer(ctx.version, refused)
     try:
-        block = await allocate(broker.admin, request.broker_id)
+        block = await allocate(ctx.admin, request.broker_id)
     except ControllerMoved as exc:
-        broker.admin.election.resign(str(exc))
+        ctx.admin.resign(str(exc))
         return _answer(ctx.version, ErrorCode.not_controller)
     except ZkUnavailable:
         return _answer(ctx.version, ErrorCode.request_timed_out)

@@ -1,16 +1,23 @@
 """AlterClientQuotas v0-v1: translate to controller.quotas and back (controller only)."""
 
+from typing import TYPE_CHECKING
+
 from controller import quotas
 from model.acl_model import CLUSTER_NAME
 from model.errors import ErrorCode
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
 from .admin_common import admin, audit_denied, caller
+
+if TYPE_CHECKING:
+    from ..protocol.requests import AlterClientQuotasRequest
 
 _KEY = 49
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: "AlterClientQuotasRequest") -> Response:
     controller = admin(ctx)
     if controller is None:  # Kafka's getErrorResponse: every entry as sent, with the error's own message
         entries = [_entry([(e.entity_type, e.entity_name) for e in entry.entity], ErrorCode.not_controller,
@@ -28,7 +35,7 @@ async def handle(ctx, request):
                               ops=[(op.key, None if op.remove else float(op.value)) for op in entry.ops])
             for entry in request.entries
         ]
-        outcomes = await quotas.alter_client_quotas(controller, ctx.broker.zk, alterations, request.validate_only,
+        outcomes = await quotas.alter_client_quotas(controller, ctx.zk, alterations, request.validate_only,
                                                     caller(ctx))
         entries = [_entry(list(o.entity.items()), o.error_code, o.error_message) for o in outcomes]
     return build(response_schema(_KEY, ctx.version), {"throttle_time": 0, "entries": entries})

@@ -12,27 +12,32 @@ back with leader, leader epoch, ISR and the new partition epoch (the znode versi
 """
 
 from collections import defaultdict
+from typing import TYPE_CHECKING
 
 from controller.leader_election import IsrChange
 from model.errors import ErrorCode
 
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
 from .admin_common import ZERO_UUID
 from .broker_to_controller import refusal
+
+if TYPE_CHECKING:
+    from ..protocol.requests import AlterPartitionRequest
 
 _KEY = 56
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: "AlterPartitionRequest") -> Response:
     v = ctx.version
-    broker = ctx.broker
     refused = refusal(ctx, request.broker_id, request.broker_epoch)
     if refused is not None:
         return _top_level(v, refused)
     changes, names, unknown_ids = {}, {}, []
     for topic in request.topics:
-        name = topic.topic_name if v < 2 else broker.cache.topic_by_id(topic.topic_id)
+        name = topic.topic_name if v < 2 else ctx.cache.topic_by_id(topic.topic_id)
         if name is None:
             unknown_ids.append(topic)
             continue
@@ -41,7 +46,7 @@ async def handle(ctx, request):
             isr = [b.broker_id for b in p.new_isr_with_epochs] if v >= 3 else list(p.new_isr)
             changes[(name, p.partition_index)] = IsrChange(request.broker_id, p.leader_epoch, isr, p.partition_epoch,
                                                            getattr(p, "leader_recovery_state", 0))
-    results = await broker.leadership.alter_partition(changes, v)
+    results = await ctx.leadership.alter_partition(changes, v)
     by_topic = defaultdict(list)
     for (name, partition), (error, state) in results.items():
         entry = {"partition_index": partition, "error_code": error, "leader_id": -1, "leader_epoch": -1,

@@ -13,20 +13,26 @@ new assignment is written, not when the reassignment completes.
 """
 
 from collections import defaultdict
+from typing import TYPE_CHECKING
 
 from model.errors import ErrorCode
 from zkstore.fenced import ControllerMoved
 
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
 from .admin_common import admin, not_authorized_message
 from .error_responses import MESSAGES
+
+if TYPE_CHECKING:
+    from ..protocol.requests import AlterPartitionReassignmentsRequest
 
 _KEY = 45
 NOT_CONTROLLER = "This is not the correct controller for this cluster."
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: "AlterPartitionReassignmentsRequest") -> Response:
     if not ctx.authorized("ALTER", "CLUSTER", "kafka-cluster"):
         return error_response(ctx.request, ErrorCode.cluster_authorization_failed, not_authorized_message(ctx))
     if admin(ctx) is None:
@@ -38,7 +44,7 @@ async def handle(ctx, request):
             wanted.pop(key, None)  # a Scala Map built from the list: the last entry wins
             wanted[key] = None if p.replicas is None else [int(r) for r in p.replicas]
     try:
-        results = await ctx.broker.reassignments.alter(wanted)
+        results = await ctx.reassignments.alter(wanted)
     except ControllerMoved:
         return _response(ctx.version, ErrorCode.not_controller, NOT_CONTROLLER, [])
     by_topic = defaultdict(list)

@@ -11,17 +11,23 @@ an unknown one, KAFKA_STORAGE_ERROR when the files cannot move. The response has
 """
 
 from collections import defaultdict
+from typing import TYPE_CHECKING
 
 from model.acl_model import CLUSTER_NAME
 from model.errors import ErrorCode
 
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
+
+if TYPE_CHECKING:
+    from ..protocol.requests import AlterReplicaLogDirsRequest
 
 _KEY = 34
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: "AlterReplicaLogDirsRequest") -> Response:
     if not ctx.authorized("ALTER", "CLUSTER", CLUSTER_NAME):
         return error_response(ctx.request, ErrorCode.cluster_authorization_failed)
     wanted: dict[tuple[str, int], str] = {}
@@ -30,7 +36,7 @@ async def handle(ctx, request):
             for p in topic.partitions:
                 wanted.pop((topic.name, int(p)), None)
                 wanted[(topic.name, int(p))] = d.path
-    replicas = ctx.broker.replicas
+    replicas = ctx.replicas
     by_topic = defaultdict(list)
     for (topic, index), path in wanted.items():
         by_topic[topic].append({"partition_index": index, "error_code": replicas.alter_log_dir(topic, index, path)})

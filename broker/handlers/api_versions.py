@@ -1,11 +1,18 @@
 """ApiVersions: derived from the api table (Produce advertised from v0, served from v3); v3+ the\nsupported and finalized features (KIP-584) of a ZK-mode Kafka 3.9 broker (model/features.py)."""
 
+from typing import TYPE_CHECKING
+
 from model import features
 from model.errors import ErrorCode
 
+from ..context import RequestContext
 from ..protocol import api_table
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
+
+if TYPE_CHECKING:
+    from ..protocol.requests import ApiVersionsRequest
 
 _KEY = 18
 
@@ -18,7 +25,7 @@ def _ranges(only: int | None = None) -> list[dict]:
     ]
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: "ApiVersionsRequest") -> Response:
     values = {"error_code": 0, "api_keys": _ranges(), "throttle_time": 0}
     if ctx.version >= 3:  # KIP-584's tagged fields, as a ZK-mode 3.9 broker fills them
         cache = ctx.cache

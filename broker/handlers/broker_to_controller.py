@@ -5,12 +5,14 @@ matches. fauxka accepts broker epoch -1 as "unknown", as ControlledShutdown v0-v
 
 from model.errors import ErrorCode
 
+from ..context import RequestContext
 
-def refusal(ctx, broker_id: int | None = None, broker_epoch: int = -1) -> ErrorCode | None:
+
+def refusal(ctx: RequestContext, broker_id: int | None = None, broker_epoch: int = -1) -> ErrorCode | None:
     """The error to answer with, or None to go on."""
     if not ctx.authorized("CLUSTER_ACTION", "CLUSTER", "kafka-cluster"):
         return ErrorCode.cluster_authorization_failed
-    if not ctx.broker.admin.active:
+    if not ctx.admin.active:
         return ErrorCode.not_controller
     if broker_id is not None:
         known = ctx.cache.broker_epochs.get(broker_id)

@@ -6,26 +6,27 @@ from model.acl_model import CLUSTER_NAME
 from model.config_resources import BROKER_LOGGER, TOPIC
 from model.errors import ErrorCode
 from .. import logs
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
 from .admin_common import admin, caller
 
 
-async def loggers_here(ctx, request):
+async def loggers_here(ctx: RequestContext, request):
     """ConfigAdminManager.preprocess: BROKER_LOGGER changes are the log levels of the broker the client
     sent them to, applied there and never forwarded. A request naming only loggers is answered by the
     receiving broker (dispatch's precheck) even when it is not the controller."""
-    controller = ctx.broker.admin
+    controller = ctx.admin
     if controller.active or not request.resources or any(r.resource_type != BROKER_LOGGER for r in request.resources):
         return None  # the controller answers it (a forwarded logger resource is checked against the controller's id)
     return await _answer(ctx, request, True, controller)
 
 
-async def answer(ctx, request, incremental: bool):
+async def answer(ctx: RequestContext, request, incremental: bool):
     return await _answer(ctx, request, incremental, admin(ctx))
 
 
-async def _answer(ctx, request, incremental: bool, controller):
+async def _answer(ctx: RequestContext, request, incremental: bool, controller):
     if controller is None:
         results = [_result(r.resource_type, r.resource_name, ErrorCode.not_controller, None) for r in request.resources]
     else:
@@ -43,7 +44,7 @@ async def _answer(ctx, request, incremental: bool, controller):
     return build(response_schema(request.__api_key__, ctx.version), {"throttle_time": 0, "responses": results})
 
 
-def _may_alter(ctx, resource_type: int, name: str) -> bool:
+def _may_alter(ctx: RequestContext, resource_type: int, name: str) -> bool:
     """AlterConfigs on the topic; on the cluster for BROKER and BROKER_LOGGER resources."""
     if resource_type == TOPIC:
         return ctx.authorized("ALTER_CONFIGS", "TOPIC", name)

@@ -8,24 +8,31 @@ BROKER_NOT_AVAILABLE; else leaderships move to another live in-sync replica, the
 the other ISRs, and the answer lists the partitions (replication factor > 1) it still leads.
 """
 
+from typing import TYPE_CHECKING
+
 from model.errors import ErrorCode
 from zkstore import ZkUnavailable
 from zkstore.fenced import ControllerMoved
 
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
 from .broker_to_controller import refusal
+
+if TYPE_CHECKING:
+    from ..protocol.requests import ControlledShutdownRequest
 
 _KEY = 7
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: "ControlledShutdownRequest") -> Response:
     refused = refusal(ctx)  # the broker epoch is checked by the controller (BROKER_NOT_AVAILABLE first)
     if refused is not None:
         return _answer(ctx, refused)
     try:
-        remaining = await ctx.broker.leadership.controlled_shutdown(request.broker_id,
-                                                                    getattr(request, "broker_epoch", -1))
+        remaining = await ctx.leadership.controlled_shutdown(request.broker_id,
+                                                             getattr(request, "broker_epoch", -1))
     except LookupError:
         return _answer(ctx, ErrorCode.broker_not_available)
     except PermissionError:
@@ -37,7 +44,7 @@ async def handle(ctx, request):
     return _answer(ctx, ErrorCode.none, remaining)
 
 
-def _answer(ctx, error: ErrorCode, remaining=()):
+def _answer(ctx: RequestContext, error: ErrorCode, remaining=()):
     return build(response_schema(_KEY, ctx.version), {
         "error_code": error,
         "remaining_partitions": [{"topic_name": t, "partition_index": p} for t, p in remaining]})

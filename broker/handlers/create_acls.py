@@ -1,11 +1,18 @@
 """CreateAcls v1-v3 (Kafka's AclApis.handleCreateAcls): Alter on the Cluster, then controller.acls."""
 
+from typing import TYPE_CHECKING
+
 from controller.acls import create_acls
 from model.acl_model import CLUSTER_NAME, filter_only_value, has_unknown_code, new_binding
 from model.errors import ErrorCode
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import RequestParseError, response_schema
+from ..protocol.requests import Response
 from .admin_common import acl_authorizer, admin, audit_denied, caller, not_authorized_message
+
+if TYPE_CHECKING:
+    from ..protocol.requests import CreateAclsRequest
 
 _KEY = 30
 NO_AUTHORIZER = "No Authorizer is configured."
@@ -18,7 +25,7 @@ def validate(request) -> None:
         raise RequestParseError("CreatableAcls contain unknown elements")
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: "CreateAclsRequest") -> Response:
     validate(request)
     bindings = [new_binding(c.resource_type, c.resource_name, c.resource_pattern_type, c.principal, c.host,
                             c.operation, c.permission_type) for c in request.creations]
@@ -38,7 +45,7 @@ async def handle(ctx, request):
     if refused is not None:
         results = [_result(*refused) for _ in bindings]
         for binding in bindings:
-            audit_denied(ctx, ctx.broker.admin, "ACL", str(binding), "CREATE_ACLS", *refused)
+            audit_denied(ctx, ctx.admin, "ACL", str(binding), "CREATE_ACLS", *refused)
     return build(response_schema(_KEY, ctx.version), {"throttle_time": 0, "results": results})
 
 

@@ -3,23 +3,30 @@ token or PLAINTEXT connections (DELEGATION_TOKEN_REQUEST_NOT_ALLOWED), a token f
 without CreateTokens on that User (DELEGATION_TOKEN_AUTHORIZATION_FAILED, KIP-373) and renewers that
 are not users (INVALID_PRINCIPAL_TYPE); the controller writes it (controller.tokens)."""
 
+from typing import TYPE_CHECKING
+
 from controller import tokens
 from model import delegation_tokens
 from model.errors import ErrorCode
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
 from .admin_common import admin, caller
 from .token_common import allow_token_requests, millis, split
+
+if TYPE_CHECKING:
+    from ..protocol.requests import CreateDelegationTokenRequest
 
 _KEY = 38
 
 
-def owner_of(ctx, body) -> str:
+def owner_of(ctx: RequestContext, body) -> str:
     name = getattr(body, "owner_principal_name", None)  # v3+
     return ctx.principal if not name else f"{body.owner_principal_type}:{name}"
 
 
-def precheck(ctx, body):
+def precheck(ctx: RequestContext, body):
     owner, requester = owner_of(ctx, body), ctx.principal
     if not allow_token_requests(ctx):
         return response(ctx.version, ErrorCode.delegation_token_request_not_allowed, owner, requester)
@@ -30,14 +37,14 @@ def precheck(ctx, body):
     return None
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: "CreateDelegationTokenRequest") -> Response:
     owner, requester = owner_of(ctx, request), ctx.principal
     controller = admin(ctx)
     if controller is None:
         return response(ctx.version, ErrorCode.not_controller, owner, requester)
     renewers = [f"{r.principal_type}:{r.principal_name}" for r in request.renewers]
     settings = delegation_tokens.settings(ctx.config)
-    code, info, hmac = await tokens.create(controller, ctx.broker.tokens, settings, owner, requester, renewers,
+    code, info, hmac = await tokens.create(controller, ctx.tokens, settings, owner, requester, renewers,
                                            millis(request.max_lifetime), caller(ctx))
     if info is None:
         return response(ctx.version, code, owner, requester)

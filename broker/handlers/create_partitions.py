@@ -1,16 +1,23 @@
 """CreatePartitions v0-v3: translate to controller.partitions and back."""
 
+from typing import TYPE_CHECKING
+
 from controller.partitions import PartitionIncrease, create_partitions, kafka_map_order
 from model.errors import ErrorCode
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
 from . import throttling
 from .admin_common import admin, caller, timeout_ms
+
+if TYPE_CHECKING:
+    from ..protocol.requests import CreatePartitionsRequest
 
 _KEY = 37
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: "CreatePartitionsRequest") -> Response:
     controller = admin(ctx)
     if controller is None:
         # Kafka answers from a Map: one result per distinct name

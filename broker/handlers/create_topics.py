@@ -2,23 +2,29 @@
 
 import functools
 from collections import Counter
+from typing import TYPE_CHECKING
 
 from controller.topics import NewTopic
 from model.acl_model import CLUSTER_NAME
 from model.errors import ErrorCode
 from model.topic_configs import effective_topic_configs
 
+from ..context import RequestContext
 from ..protocol.build import build, entity_class
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
 from . import throttling
 from .admin_common import ZERO_UUID, admin, audit_denied, caller, dynamic_broker_layers, forwarded_wait_s, timeout_ms
+
+if TYPE_CHECKING:
+    from ..protocol.requests import CreateTopicsRequest
 
 _KEY = 19
 _FIRST_WITH_CONFIGS = 5  # v5 added the topic's configs, counts and config error code to the response
 AUTHORIZATION_FAILED = "Authorization failed."
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: "CreateTopicsRequest") -> Response:
     controller = admin(ctx)
     if controller is None:
         results = [_result(t.name, ErrorCode.not_controller, None) for t in request.topics]
@@ -28,7 +34,7 @@ async def handle(ctx, request):
     return build(response_schema(_KEY, ctx.version), {"throttle_time": throttle, "topics": results})
 
 
-async def _create(ctx, controller, request) -> list[dict]:
+async def _create(ctx: RequestContext, controller, request) -> list[dict]:
     """KafkaApis.handleCreateTopicsRequest: Create on the Cluster, else on each topic (a topic named
     twice is INVALID_REQUEST either way); configs and counts only for topics the client may
     DescribeConfigs, the others get topic_config_error_code ErrorCode.topic_authorization_failed."""
@@ -70,18 +76,18 @@ async def _create(ctx, controller, request) -> list[dict]:
     return results
 
 
-def _partitions(ctx, topic) -> int:
+def _partitions(ctx: RequestContext, topic) -> int:
     if topic.assignments:
         return len(topic.assignments)
     return topic.num_partitions if topic.num_partitions > 0 else ctx.config["num.partitions"]
 
 
-async def after_forward(ctx, request, response, received: float) -> None:
+async def after_forward(ctx: RequestContext, request, response, received: float) -> None:
     """A forwarding broker passes the answer on once its own cache shows the created topics with
     leaders (bounded by the request's timeout): the client's next Metadata here finds them."""
     created = {t.name for t in response.topics if int(t.error_code) == 0}
     if created and not request.validate_only and timeout_ms(request) > 0:
-        cache_admin = ctx.broker.admin
+        cache_admin = ctx.admin
         await cache_admin.purgatory.wait(created, cache_admin.have_leaders, forwarded_wait_s(ctx, request, received))
 
 
@@ -90,7 +96,7 @@ def _result(name: str, code: int, message: str | None) -> dict:
             "topic_config_error_code": 0, "num_partitions": -1, "replication_factor": -1, "configs": ()}
 
 
-def _outcome(ctx, outcome, validate_only: bool, described: bool) -> dict:
+def _outcome(ctx: RequestContext, outcome, validate_only: bool, described: bool) -> dict:
     result = _result(outcome.name, outcome.error_code, outcome.error_message)
     plan = outcome.plan
     if outcome.error_code == 0 and plan is not None and described and ctx.version >= _FIRST_WITH_CONFIGS:

@@ -1,11 +1,18 @@
 """DeleteAcls v1-v3 (Kafka's AclApis.handleDeleteAcls): Alter on the Cluster, then controller.acls."""
 
+from typing import TYPE_CHECKING
+
 from controller.acls import delete_acls
 from model.acl_model import CLUSTER_NAME, has_unknown_code, new_filter
 from model.errors import ErrorCode
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import RequestParseError, response_schema
+from ..protocol.requests import Response
 from .admin_common import acl_authorizer, admin, audit_denied, caller, not_authorized_message
+
+if TYPE_CHECKING:
+    from ..protocol.requests import DeleteAclsRequest
 
 _KEY = 31
 NO_AUTHORIZER = "No Authorizer is configured."
@@ -18,7 +25,7 @@ def validate(request) -> None:
         raise RequestParseError("Filters contain UNKNOWN elements")
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: "DeleteAclsRequest") -> Response:
     validate(request)
     filters = [new_filter(f.resource_type_filter, f.resource_name_filter, f.pattern_type_filter, f.principal_filter,
                           f.host_filter, f.operation, f.permission_type) for f in request.filters]
@@ -27,7 +34,7 @@ async def handle(ctx, request):
         message = not_authorized_message(ctx)
         results = [_result(ErrorCode.cluster_authorization_failed, message, ()) for _ in filters]
         for acl_filter in filters:
-            audit_denied(ctx, ctx.broker.admin, "ACL", str(acl_filter), "DELETE_ACLS",
+            audit_denied(ctx, ctx.admin, "ACL", str(acl_filter), "DELETE_ACLS",
                          ErrorCode.cluster_authorization_failed, message)
     elif authorizer is None:
         results = [_result(ErrorCode.security_disabled, NO_AUTHORIZER, ()) for _ in filters]

@@ -4,16 +4,23 @@ v1 throttle time semantics only; v2 flexible. Per group: GROUP_AUTHORIZATION_FAI
 the Group, NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS, GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP.
 """
 
+from typing import TYPE_CHECKING
+
 from model.errors import ErrorCode
 
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
 from .group_common import group_error, groups
+
+if TYPE_CHECKING:
+    from ..protocol.requests import DeleteGroupsRequest
 
 _KEY = 42
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: "DeleteGroupsRequest") -> Response:
     results: dict[str, ErrorCode] = {}
     deletable = []
     for group_id in request.groups_names:

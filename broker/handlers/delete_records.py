@@ -8,17 +8,24 @@ its fetches) reached the offset: low_watermark is then the smallest of them; REQ
 at the request's timeout.
 """
 
+from typing import TYPE_CHECKING
+
 from model.errors import ErrorCode
 
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
 from .partition_results import partition_results
+
+if TYPE_CHECKING:
+    from ..protocol.requests import DeleteRecordsRequest
 
 _KEY = 21
 
 
-async def handle(ctx, request):
-    replicas = ctx.broker.replicas
+async def handle(ctx: RequestContext, request: "DeleteRecordsRequest") -> Response:
+    replicas = ctx.replicas
     topics = [{"name": topic.name, "partitions": partition_results(
         ctx, ctx.authorized("DELETE", "TOPIC", topic.name), topic.name, topic.partitions,
         lambda p: {"partition_index": p.partition_index, "low_watermark": -1, "error_code": ErrorCode.none},

@@ -1,31 +1,38 @@
 """DeleteTopics v1-v6 (by name, or by topic id from v6)."""
 
+from typing import TYPE_CHECKING
+
 from model.errors import ErrorCode
 
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
 from . import throttling
 from .admin_common import ZERO_UUID, admin, audit_denied, caller, forwarded_wait_s, timeout_ms
+
+if TYPE_CHECKING:
+    from ..protocol.requests import DeleteTopicsRequest
 
 _KEY = 20
 
 
-async def after_forward(ctx, request, response, received: float) -> None:
+async def after_forward(ctx: RequestContext, request, response, received: float) -> None:
     """A forwarding broker passes the answer on once its own cache no longer lists the deleted
     topics (bounded by the request's timeout)."""
     deleted = {r.name for r in response.responses if int(r.error_code) == 0 and r.name is not None}
     if deleted and timeout_ms(request) > 0:
-        cache_admin = ctx.broker.admin
+        cache_admin = ctx.admin
         await cache_admin.purgatory.wait(deleted, cache_admin.gone, forwarded_wait_s(ctx, request, received))
 
 
-def _requested(ctx, request) -> list[tuple[str | None, object]]:
+def _requested(ctx: RequestContext, request) -> list[tuple[str | None, object]]:
     if ctx.version >= 6:
         return [(t.name, t.topic_id or ZERO_UUID) for t in request.topics]
     return [(name, ZERO_UUID) for name in request.topic_names]
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: "DeleteTopicsRequest") -> Response:
     requested = _requested(ctx, request)
     controller = admin(ctx)
     if controller is None:
@@ -69,7 +76,7 @@ async def handle(ctx, request):
     return build(response_schema(_KEY, ctx.version), {"throttle_time": throttle, "responses": results})
 
 
-def _refused(ctx, controller, shown: str | None, topic_id, name: str) -> dict:
+def _refused(ctx: RequestContext, controller, shown: str | None, topic_id, name: str) -> dict:
     audit_denied(ctx, controller, "TOPIC", name, "DELETE", ErrorCode.topic_authorization_failed, None)
     return _result(shown, topic_id, ErrorCode.topic_authorization_failed)
 

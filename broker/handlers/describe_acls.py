@@ -1,10 +1,17 @@
 """DescribeAcls v1-v3 (Kafka's AclApis.handleDescribeAcls), answered by any broker from its ACL cache."""
 
+from typing import TYPE_CHECKING
+
 from model.acl_model import CLUSTER_NAME, has_unknown_code, new_filter
 from model.errors import ErrorCode
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import RequestParseError, response_schema
+from ..protocol.requests import Response
 from .admin_common import acl_authorizer, not_authorized_message
+
+if TYPE_CHECKING:
+    from ..protocol.requests import DescribeAclsRequest
 
 _KEY = 29
 NO_AUTHORIZER = "No Authorizer is configured on the broker"
@@ -17,7 +24,7 @@ def validate(request) -> None:
         raise RequestParseError("DescribeAclsRequest contains UNKNOWN elements")
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: "DescribeAclsRequest") -> Response:
     validate(request)  # Kafka closes the connection
     body = {"throttle_time": 0, "error_code": 0, "error_message": None, "resources": ()}
     authorizer = acl_authorizer(ctx)

@@ -2,6 +2,7 @@
 ZkAdminManager.describeClientQuotas does: the same reads, the same filter, the same errors."""
 
 import asyncio
+from typing import TYPE_CHECKING
 
 from model.acl_model import CLUSTER_NAME
 from model.errors import ErrorCode, KafkaError
@@ -9,8 +10,13 @@ from model.quota_entities import CLIENT_ID, IP, IP_KEYS, JAVA_DOUBLE, QUOTA_KEYS
 from zkstore import paths as zp
 from zkstore.config_entities import decode_config, desanitize_entity, sanitize_entity
 
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
+
+if TYPE_CHECKING:
+    from ..protocol.requests import DescribeClientQuotasRequest
 
 _KEY = 48
 EXACT, DEFAULT, SPECIFIED = 0, 1, 2  # match types
@@ -19,14 +25,14 @@ ABSENT = object()  # an entity without this entity type
 _WORDS = {USER: "user", CLIENT_ID: "client", IP: "ip"}
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: "DescribeClientQuotasRequest") -> Response:
     body = {"throttle_time": 0, "error_code": 0, "error_message": None, "entries": None}
     if not ctx.authorized("DESCRIBE_CONFIGS", "CLUSTER", CLUSTER_NAME):
         body["error_code"] = ErrorCode.cluster_authorization_failed  # no message: it would be the default one
         return build(response_schema(_KEY, ctx.version), body)
     try:
         found = parse_filter([(c.entity_type, c.match_type, c.match) for c in request.components])
-        results = await describe(found, request.strict, ZkQuotaReader(ctx.broker.zk))
+        results = await describe(found, request.strict, ZkQuotaReader(ctx.zk))
         body["entries"] = [{"entity": [{"entity_type": t, "entity_name": n} for t, n in entity],
                             "values": [{"key": k, "value": v} for k, v in sorted(values.items())]}
                            for entity, values in results]

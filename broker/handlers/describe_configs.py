@@ -4,6 +4,8 @@ config_type and documentation; v4 flexible. A success carries error_message "" i
 (the generated field's default; Kafka 2.x sent null), and the entries in the order of Kafka 3.9's
 Scala hash map (model/scala_order.py)."""
 
+from typing import TYPE_CHECKING
+
 from model import broker_configs as bc
 from model.acl_model import CLUSTER_NAME
 from model.config_resources import BROKER, BROKER_LOGGER, TOPIC, java_int
@@ -12,9 +14,14 @@ from model.scala_order import scala_hash_map_order
 from model.topic_configs import ConfigSource, ConfigValidationError, effective_topic_configs
 from model.topic_names import validate_topic_name
 
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
 from .admin_common import dynamic_broker_layers
+
+if TYPE_CHECKING:
+    from ..protocol.requests import DescribeConfigsRequest
 
 _KEY = 32
 # How many entries Kafka 3.9's map of a whole TOPIC / per-broker BROKER resource holds (LogConfig's 36
@@ -32,7 +39,7 @@ class _Refused(Exception):
         self.code, self.message = code, message
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: "DescribeConfigsRequest") -> Response:
     if any(r.resource_type not in (TOPIC, BROKER, BROKER_LOGGER) for r in request.resources):
         # KafkaApis throws for the whole request: every resource gets the error, no configs
         results = [_result(r, ErrorCode.invalid_request, INVALID_REQUEST_MESSAGE, ()) for r in request.resources]
@@ -48,7 +55,7 @@ async def handle(ctx, request):
     return build(response_schema(_KEY, ctx.version), {"throttle_time": 0, "results": results})
 
 
-def _may_describe(ctx, resource) -> bool:
+def _may_describe(ctx: RequestContext, resource) -> bool:
     """DescribeConfigs on the topic; on the cluster for BROKER and BROKER_LOGGER resources."""
     if resource.resource_type == TOPIC:
         return ctx.authorized("DESCRIBE_CONFIGS", "TOPIC", resource.resource_name)
@@ -60,7 +67,7 @@ def _result(resource, code: int, message: str | None, configs) -> dict:
             "resource_name": resource.resource_name, "configs": configs}
 
 
-def _describe(ctx, resource, include_synonyms: bool, include_documentation: bool) -> dict:
+def _describe(ctx: RequestContext, resource, include_synonyms: bool, include_documentation: bool) -> dict:
     wanted = set(resource.configuration_keys or ())
     try:
         if resource.resource_type == TOPIC:
@@ -80,7 +87,7 @@ def _describe(ctx, resource, include_synonyms: bool, include_documentation: bool
     return _result(resource, 0, "", configs)  # Kafka leaves the message at its default, "" (null only in 2.x)
 
 
-def _topic(ctx, topic: str, include_synonyms: bool, include_documentation: bool) -> list[dict]:
+def _topic(ctx: RequestContext, topic: str, include_synonyms: bool, include_documentation: bool) -> list[dict]:
     invalid = validate_topic_name(topic)
     if invalid is not None:
         raise _Refused(ErrorCode.invalid_topic_exception, invalid)
@@ -96,8 +103,8 @@ def _topic(ctx, topic: str, include_synonyms: bool, include_documentation: bool)
     return [_entry(e) for e in entries]
 
 
-def _broker(ctx, name: str, include_synonyms: bool, include_documentation: bool) -> list[dict]:
-    broker_id = ctx.broker.broker_id
+def _broker(ctx: RequestContext, name: str, include_synonyms: bool, include_documentation: bool) -> list[dict]:
+    broker_id = ctx.broker_id
     if name:
         if not java_int(name):
             raise _Refused(ErrorCode.invalid_request, f"Broker id must be an integer, but it is: {name}")
@@ -111,8 +118,8 @@ def _broker(ctx, name: str, include_synonyms: bool, include_documentation: bool)
     return [_entry(e) for e in entries]
 
 
-def _loggers(ctx, name: str) -> list[dict]:
-    broker_id = ctx.broker.broker_id
+def _loggers(ctx: RequestContext, name: str) -> list[dict]:
+    broker_id = ctx.broker_id
     if not name:
         raise _Refused(ErrorCode.invalid_request, "Broker id must not be empty")
     if not java_int(name):

@@ -2,19 +2,26 @@
 (KafkaApis.handleDescribeTokensRequest): owners and renewers see their tokens; others need Describe
 on the DelegationToken (its id) or DescribeTokens on the owner's User (KIP-373)."""
 
+from typing import TYPE_CHECKING
+
 from model import delegation_tokens
 from model.errors import ErrorCode
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
 from .token_common import allow_token_requests, split
+
+if TYPE_CHECKING:
+    from ..protocol.requests import DescribeDelegationTokenRequest
 
 _KEY = 41
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: "DescribeDelegationTokenRequest") -> Response:
     if not allow_token_requests(ctx):
         return _response(ctx.version, ErrorCode.delegation_token_request_not_allowed, [])
-    cache = ctx.broker.tokens
+    cache = ctx.tokens
     if not cache.enabled:
         return _response(ctx.version, ErrorCode.delegation_token_auth_disabled, [])
     if request.owners is not None and not request.owners:

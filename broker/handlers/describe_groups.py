@@ -6,9 +6,16 @@ COORDINATOR_LOAD_IN_PROGRESS, an unknown one state "Dead" with no error (GroupCo
 Member metadata and assignment only in Stable (GroupMetadata.summary). Authorization: DESCRIBE on the Group.
 """
 
+from typing import TYPE_CHECKING
+
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import RequestParseError, response_schema
+from ..protocol.requests import Response
 from .group_common import coordinator_error, groups
+
+if TYPE_CHECKING:
+    from ..protocol.requests import DescribeGroupsRequest
 
 _KEY = 15
 _OMITTED = -(2**31)
@@ -19,7 +26,7 @@ def _empty(group_id: str, code) -> dict:
             "members": [], "authorized_operations": _OMITTED}
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: "DescribeGroupsRequest") -> Response:
     if request.groups is None:  # a null non-nullable array: Kafka's parser refuses it and closes
         raise RequestParseError("non-nullable field groups was serialized as null")
     answers = []

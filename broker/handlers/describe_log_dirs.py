@@ -8,21 +8,27 @@ offset_lag is the distance to the high watermark for a follower, 0 for a leader,
 """
 
 import shutil
+from typing import TYPE_CHECKING
 
 from model.acl_model import CLUSTER_NAME
 from model.errors import ErrorCode
 
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
+
+if TYPE_CHECKING:
+    from ..protocol.requests import DescribeLogDirsRequest
 
 _KEY = 35
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: "DescribeLogDirsRequest") -> Response:
     if not ctx.authorized("DESCRIBE", "CLUSTER", CLUSTER_NAME):
         return build(response_schema(_KEY, ctx.version), {
             "throttle_time": 0, "error_code": ErrorCode.cluster_authorization_failed, "results": ()})
-    replicas = ctx.broker.replicas
+    replicas = ctx.replicas
     wanted = None
     if request.topics is not None:
         wanted = {(t.topic, p) for t in request.topics for p in t.partitions}

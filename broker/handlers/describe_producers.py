@@ -7,22 +7,29 @@ coordinator epoch (of its last marker, -1 before one) and the first offset of it
 transaction (-1 when none).
 """
 
+from typing import TYPE_CHECKING
+
 from model.errors import ErrorCode, KafkaError
 
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
+
+if TYPE_CHECKING:
+    from ..protocol.requests import DescribeProducersRequest
 
 _KEY = 61
 
 
-def _partition(ctx, topic: str, index: int, authorized: bool) -> dict:
+def _partition(ctx: RequestContext, topic: str, index: int, authorized: bool) -> dict:
     out = {"partition_index": index, "error_code": ErrorCode.none, "error_message": None, "active_producers": []}
     if not authorized:
         return {**out, "error_code": ErrorCode.topic_authorization_failed}
     if index not in ctx.cache.partitions_of(topic):
         return {**out, "error_code": ErrorCode.unknown_topic_or_partition}
     try:
-        log = ctx.broker.replicas.leader_partition(topic, index).log
+        log = ctx.replicas.leader_partition(topic, index).log
     except KafkaError as exc:
         return {**out, "error_code": exc.code}
     out["active_producers"] = [
@@ -33,7 +40,7 @@ def _partition(ctx, topic: str, index: int, authorized: bool) -> dict:
     return out
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: "DescribeProducersRequest") -> Response:
     topics = []
     for t in request.topics:
         authorized = ctx.authorized("READ", "TOPIC", t.name)

@@ -10,12 +10,18 @@ Prepare*/Complete*, -1 once Empty), as TransactionMetadata.txnStartTimestamp.
 """
 
 import datetime
+from typing import TYPE_CHECKING
 
 from model.errors import ErrorCode
 
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
 from .txn_common import txns
+
+if TYPE_CHECKING:
+    from ..protocol.requests import DescribeTransactionsRequest
 
 _KEY = 65
 
@@ -32,12 +38,12 @@ def _none(transactional_id: str, code: ErrorCode) -> dict:
             "topics": []}
 
 
-def _describe(ctx, transactional_id: str) -> dict:
+def _describe(ctx: RequestContext, transactional_id: str) -> dict:
     if not ctx.authorized("DESCRIBE", "TRANSACTIONAL_ID", transactional_id):
         return _none(transactional_id, ErrorCode.transactional_id_authorization_failed)
     if not transactional_id:
         return _none(transactional_id, ErrorCode.invalid_request)
-    code = ctx.broker.txn_role.status(transactional_id)
+    code = ctx.transactions.status(transactional_id)
     if code != ErrorCode.none:
         return _none(transactional_id, code)
     meta = txns(ctx).txns.get(transactional_id)
@@ -51,7 +57,7 @@ def _describe(ctx, transactional_id: str) -> dict:
                        if ctx.authorized("DESCRIBE", "TOPIC", t, log_if_denied=False)]}
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: "DescribeTransactionsRequest") -> Response:
     return build(response_schema(_KEY, ctx.version), {
         "throttle_time": 0, "transaction_states": [_describe(ctx, t) for t in request.transactional_ids]})
 

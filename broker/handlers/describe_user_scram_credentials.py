@@ -2,20 +2,26 @@
 ZkAdminManager.describeUserScramCredentials does (mechanisms and iterations, never secrets)."""
 
 from collections import Counter
+from typing import TYPE_CHECKING
 
 from model.errors import ErrorCode
 from model.scram_credential import MECHANISMS, credential_from_string
 from zkstore.config_entities import sanitize
 
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
 from .describe_client_quotas import ZkQuotaReader
+
+if TYPE_CHECKING:
+    from ..protocol.requests import DescribeUserScramCredentialsRequest
 
 _KEY = 50
 UNKNOWN_SERVER_ERROR_MESSAGE = "The server experienced an unexpected error when processing the request."
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: "DescribeUserScramCredentialsRequest") -> Response:
     body = {"throttle_time": 0, "error_code": 0, "error_message": None, "results": []}
     if not ctx.authorized("DESCRIBE", "CLUSTER", "kafka-cluster"):  # getErrorResponse: results without names
         error = {"error_code": ErrorCode.cluster_authorization_failed, "error_message": "Cluster authorization failed."}
@@ -23,7 +29,7 @@ async def handle(ctx, request):
     else:
         try:
             body["results"] = await describe([u.name for u in request.users] if request.users else None,
-                                             ZkQuotaReader(ctx.broker.zk))
+                                             ZkQuotaReader(ctx.zk))
         except Exception as exc:  # ZooKeeper unavailable: Kafka's top-level UNKNOWN_SERVER_ERROR
             ctx.log.warning("describe user scram credentials failed", error=repr(exc))
             body["error_code"], body["error_message"] = ErrorCode.unknown_server_error, UNKNOWN_SERVER_ERROR_MESSAGE

@@ -13,29 +13,34 @@ passes them on once its own cache shows them (after_forward), so a Metadata ther
 """
 
 from collections import defaultdict
+from typing import TYPE_CHECKING
 
 from model.errors import ErrorCode
 from zkstore import ZkUnavailable
 from zkstore.fenced import ControllerMoved
 
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
 from .admin_common import forwarded_wait_s
+
+if TYPE_CHECKING:
+    from ..protocol.requests import ElectLeadersRequest
 
 _KEY = 43
 
 
-async def handle(ctx, request):
-    broker = ctx.broker
+async def handle(ctx: RequestContext, request: "ElectLeadersRequest") -> Response:
     named = None if request.topic_partitions is None else [
         (t.topic, p) for t in request.topic_partitions for p in t.partitions]
     if not ctx.authorized("ALTER", "CLUSTER", "kafka-cluster"):
         return _uniform(ctx, named, ErrorCode.cluster_authorization_failed)
-    if not broker.admin.active:
+    if not ctx.admin.active:
         return _uniform(ctx, named, ErrorCode.not_controller)
     preferred = getattr(request, "election_type", 0) == 0
     try:
-        results = await broker.leadership.elect_leaders(preferred, named)
+        results = await ctx.leadership.elect_leaders(preferred, named)
     except ControllerMoved:
         return _uniform(ctx, named, ErrorCode.not_controller)
     except ZkUnavailable:
@@ -43,12 +48,12 @@ async def handle(ctx, request):
     return _response(ctx, ErrorCode.none, results)
 
 
-def _uniform(ctx, named, error: ErrorCode):
+def _uniform(ctx: RequestContext, named, error: ErrorCode):
     message = None
     return _response(ctx, error, {key: (error, message) for key in named or ()})
 
 
-def _response(ctx, top_level: ErrorCode, results: dict):
+def _response(ctx: RequestContext, top_level: ErrorCode, results: dict):
     by_topic = defaultdict(list)
     for (topic, partition), (error, message) in results.items():
         by_topic[topic].append({"partition_id": partition, "error_code": error, "error_message": message})
@@ -57,7 +62,7 @@ def _response(ctx, top_level: ErrorCode, results: dict):
         "replica_election_results": [{"topic": t, "partition_result": ps} for t, ps in by_topic.items()]})
 
 
-async def after_forward(ctx, request, response, received: float) -> None:
+async def after_forward(ctx: RequestContext, request, response, received: float) -> None:
     """Until this broker's cache shows every elected partition led by its preferred replica
     (PREFERRED) or by a live broker (UNCLEAN), bounded by the request's timeout."""
     elected = {(t.topic, p.partition_id) for t in response.replica_election_results for p in t.partition_result
@@ -76,5 +81,5 @@ async def after_forward(ctx, request, response, received: float) -> None:
     def complete(topics: set[str]) -> set[str]:
         return {t for t in topics if all(shown(k) for k in elected if k[0] == t)}
 
-    purgatory = ctx.broker.admin.purgatory
+    purgatory = ctx.admin.purgatory
     await purgatory.wait({t for t, _ in elected}, complete, forwarded_wait_s(ctx, request, received))

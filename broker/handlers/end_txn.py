@@ -5,9 +5,16 @@ The answer comes once PrepareCommit/PrepareAbort is in __transaction_state; the 
 Authorization: WRITE on the TransactionalId.
 """
 
+from typing import TYPE_CHECKING
+
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
 from .txn_common import fenced, transactional_id_key, txn_error, txns
+
+if TYPE_CHECKING:
+    from ..protocol.requests import EndTxnRequest
 
 _KEY = 26
 coordinator_key = transactional_id_key
@@ -17,7 +24,7 @@ def _answer(version: int, code) -> object:
     return build(response_schema(_KEY, version), {"throttle_time": 0, "error_code": fenced(code, version, 2)})
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: "EndTxnRequest") -> Response:
     error = txn_error(ctx, request.transactional_id)
     if error is None:
         error = await txns(ctx).end_txn(request.transactional_id, request.producer_id, request.producer_epoch,

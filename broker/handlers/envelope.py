@@ -3,6 +3,7 @@ inner request runs as the forwarded client, and its response goes back inside.""
 
 import functools
 import ipaddress
+from typing import TYPE_CHECKING
 
 from model.errors import ErrorCode
 
@@ -12,6 +13,10 @@ from ..protocol import api_table
 from ..protocol.build import build, error_codes
 from ..protocol.codec import RequestParseError, decode_request, encode_response, peek, response_schema, strip_size_prefix
 from ..protocol.principal import PrincipalDeserializationError, deserialize_principal
+from ..protocol.requests import Response
+
+if TYPE_CHECKING:
+    from ..protocol.requests import EnvelopeRequest
 
 
 class _Refused(Exception):
@@ -19,13 +24,13 @@ class _Refused(Exception):
         self.code = code
 
 
-def precheck(ctx, request):
+def precheck(ctx: RequestContext, request):
     """Kafka's order: the listener, then CLUSTER_ACTION, before dispatch's NOT_CONTROLLER (the role)."""
     if ctx.listener != ctx.config.inter_broker_listener:
         raise RequestParseError(f"EnvelopeRequest on listener {ctx.listener}, not the inter-broker listener")
     if not ctx.authorized("CLUSTER_ACTION", "CLUSTER", "kafka-cluster"):
         code = ErrorCode.cluster_authorization_failed
-        ctx.broker.metrics.envelopes.labels(str(_forwarding_broker(ctx.request.client_id)), "?", str(code)).inc()
+        ctx.metrics.envelopes.labels(str(_forwarding_broker(ctx.request.client_id)), "?", str(code)).inc()
         return _response(None, code)
     return None
 
@@ -35,10 +40,10 @@ def error_response(request, code: int):
     return _response(None, code)
 
 
-async def handle(ctx, request, *, dispatch):
+async def handle(ctx: RequestContext, request: "EnvelopeRequest", *, dispatch) -> Response:
     """`dispatch(inner_ctx)` answers the inner request (bound by broker/handlers/table.py)."""
     forwarder = _forwarding_broker(ctx.request.client_id)
-    metrics = ctx.broker.metrics.envelopes
+    metrics = ctx.metrics.envelopes
     try:
         inner_ctx = _inner_context(ctx, request, forwarder)
     except _Refused as refused:
@@ -54,12 +59,12 @@ async def handle(ctx, request, *, dispatch):
         return _response(None, ErrorCode.not_controller)  # the forwarder retries with the new controller
     data = response if isinstance(response, bytes) else strip_size_prefix(
         encode_response(inner_ctx.request.correlation_id, response))
-    ctx.broker.metrics.child(metrics, str(forwarder), inner_ctx.request.api.name, "0").inc()
+    ctx.metrics.child(metrics, str(forwarder), inner_ctx.request.api.name, "0").inc()
     return _response(data, 0)
 
 
-def _inner_context(ctx, request, forwarder: int) -> RequestContext:
-    if not ctx.broker.admin.active:  # the controller moved while dispatch passed it on
+def _inner_context(ctx: RequestContext, request, forwarder: int) -> RequestContext:
+    if not ctx.admin.active:  # the controller moved while dispatch passed it on
         raise _Refused(ErrorCode.not_controller)
     try:
         principal = deserialize_principal(request.request_principal)
@@ -80,8 +85,8 @@ def _inner_context(ctx, request, forwarder: int) -> RequestContext:
     if len(address) not in (4, 16):
         raise _Refused(ErrorCode.invalid_request)
     log = ctx.log.bind(api=api.name, version=version, forwarded_by=forwarder, principal=principal)
-    return RequestContext(ctx.broker, inner, ctx.listener, principal, _host(address), log,
-                          forwarded_by=forwarder, connection=ctx.connection)
+    return RequestContext.of(ctx, inner, ctx.listener, principal, _host(address), log,
+                             forwarded_by=forwarder, connection=ctx.connection)
 
 
 @functools.lru_cache(maxsize=1024)

@@ -19,6 +19,7 @@ to what its quota allows in a window; over the quota the answer is empty with th
 
 import time
 import uuid
+from typing import TYPE_CHECKING
 
 from model.acl_model import CLUSTER_NAME
 from model.errors import ErrorCode
@@ -26,20 +27,25 @@ from model.errors import ErrorCode
 from storage.down_convert import down_convert
 from storage.errors import StorageError
 
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
 from ..replication.fetch_sessions import FetchSessionCache, SessionPartition
 from ..replication.reads import READ_COMMITTED, FetchWant
 from .produce import node_endpoints
+
+if TYPE_CHECKING:
+    from ..protocol.requests import FetchRequest
 
 _KEY = 1
 ZERO_UUID = uuid.UUID(int=0)
 _LEADER_HINT = (ErrorCode.not_leader_or_follower, ErrorCode.fenced_leader_epoch)
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: "FetchRequest") -> Response:
     version, cache = ctx.version, ctx.cache
-    sessions = ctx.broker.replicas.fetch_sessions
+    sessions = ctx.replicas.fetch_sessions
     error, session, full = sessions.begin(request.session_id, request.session_epoch) if version >= 7 else (
         ErrorCode.none, None, True)
     if error != ErrorCode.none:
@@ -73,14 +79,14 @@ async def handle(ctx, request):
     wants = [FetchWant(t, i, part.fetch_offset, part.max_bytes, part.current_leader_epoch, part.last_fetched_epoch,
                        part.log_start_offset) for (t, i), part in wanted.items()]
     isolation = int(request.isolation_level)
-    quota, client_id = ctx.broker.quotas.fetch, ctx.request.client_id or ""
+    quota, client_id = ctx.quotas.fetch, ctx.request.client_id or ""
     max_bytes, min_bytes = request.max_bytes, request.min_bytes
     window_bytes = None if follower else quota.max_value_in_window(ctx.principal, client_id)
     if window_bytes is not None:  # more than the quota allows in a window would certainly be throttled
         max_bytes = min(max_bytes, int(window_bytes))
         min_bytes = min(min_bytes, max_bytes)
-    results = await ctx.broker.replicas.fetch(wants, replica_id, isolation, int(request.max_wait.total_seconds() * 1000),
-                                              min_bytes, max_bytes, version <= 2) if wants else []
+    results = await ctx.replicas.fetch(wants, replica_id, isolation, int(request.max_wait.total_seconds() * 1000),
+                                       min_bytes, max_bytes, version <= 2) if wants else []
     throttle = 0 if follower else _bandwidth_throttle(ctx, results)
     if throttle > 0:  # KafkaApis: an empty answer carrying the throttle time; the session stays as it was
         if session is not None and full:
@@ -100,7 +106,7 @@ async def handle(ctx, request):
         if version <= 5 and result.error == ErrorCode.kafka_storage_error:
             result.error = ErrorCode.not_leader_or_follower  # Kafka's maybeDownConvertStorageError
         if version < 10 and not follower:
-            _convert(ctx.broker.replicas, want, result, version)
+            _convert(ctx.replicas, want, result, version)
         if FetchSessionCache.changed(part, result.error, result.records, marks) or full:
             topics.setdefault((want.topic, _topic_id(cache, want.topic)), []).append(
                 _data(want.index, result, isolation, hinted))
@@ -131,16 +137,16 @@ def _convert(replicas, want, result, version: int) -> None:
             result.error, result.records = exc.code, b""
 
 
-def _bandwidth_throttle(ctx, results) -> int:
+def _bandwidth_throttle(ctx: RequestContext, results) -> int:
     """consumer_byte_rate (KafkaApis.handleFetchRequest): a consumer's response bytes are recorded; over
     the quota the bytes are taken back and the answer is empty with the throttle time, the connection muted
     for it (KIP-219; the server mutes). Followers' fetches are not under client quotas. The size counted
     is the records' (Kafka counts the whole response: a few dozen bytes more per partition)."""
     size = sum(len(r.records or b"") for r in results)
     principal, client_id, now_ms = ctx.principal, ctx.request.client_id or "", time.time() * 1000
-    throttle = ctx.broker.quotas.fetch.record(principal, client_id, size, now_ms)
+    throttle = ctx.quotas.fetch.record(principal, client_id, size, now_ms)
     if throttle > 0:
-        ctx.broker.quotas.fetch.unrecord(principal, client_id, size, now_ms)
+        ctx.quotas.fetch.unrecord(principal, client_id, size, now_ms)
     return throttle
 
 

@@ -10,14 +10,21 @@ __transaction_state (transaction.state.log.*) the same way. Authorization: DESCR
 (GROUP_AUTHORIZATION_FAILED) or on the TransactionalId (TRANSACTIONAL_ID_AUTHORIZATION_FAILED).
 """
 
+from typing import TYPE_CHECKING
+
 from coordinator.group.partitioner import partition_for
 from coordinator.group.runtime import GROUP_METADATA_TOPIC
 from coordinator.txn.runtime import TRANSACTION_STATE_TOPIC
 from model.errors import ErrorCode
 
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
 from .metadata import listener_brokers
+
+if TYPE_CHECKING:
+    from ..protocol.requests import FindCoordinatorRequest
 
 _KEY = 10
 GROUP, TRANSACTION = 0, 1
@@ -27,7 +34,7 @@ _MESSAGES = {ErrorCode.coordinator_not_available: "The coordinator is not availa
              ErrorCode.invalid_request: "Invalid request."}
 
 
-def _find(ctx, key: str, key_type: int) -> dict:
+def _find(ctx: RequestContext, key: str, key_type: int) -> dict:
     none = {"key": key, "node_id": -1, "host": "", "port": -1}
     if key_type == GROUP:
         if not ctx.authorized("DESCRIBE", "GROUP", key):
@@ -40,12 +47,11 @@ def _find(ctx, key: str, key_type: int) -> dict:
     if not key:
         return {**none, "error_code": ErrorCode.invalid_request}
     cache = ctx.cache
-    role = ctx.broker.group_role if key_type == GROUP else ctx.broker.txn_role
     topic = GROUP_METADATA_TOPIC if key_type == GROUP else TRANSACTION_STATE_TOPIC
     assignment = cache.topics.get(topic)
     if assignment is None or not assignment.partitions:
-        spec = role.topic_spec()
-        ctx.broker.auto_create.request([topic], ctx, spec)
+        spec = ctx.groups.topic_spec() if key_type == GROUP else ctx.transactions.topic_spec()
+        ctx.auto_create.request([topic], ctx, spec)
         return {**none, "error_code": ErrorCode.coordinator_not_available}
     partition = partition_for(key, len(assignment.partitions))
     state = cache.partition_states.get((topic, partition))
@@ -62,7 +68,7 @@ def _with_message(found: dict) -> dict:
     return {**found, "error_message": None if code == ErrorCode.none else _MESSAGES.get(code, code.name)}
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: "FindCoordinatorRequest") -> Response:
     version = ctx.version
     if version >= 4:
         return build(response_schema(_KEY, version), {

@@ -18,14 +18,14 @@ def refusal(ctx, request) -> ErrorCode | None:
     if not ctx.authorized("CLUSTER_ACTION", "CLUSTER", "kafka-cluster"):
         return ErrorCode.cluster_authorization_failed
     cache = ctx.cache
-    mine = cache.broker_epochs.get(ctx.broker.broker_id)
+    mine = cache.broker_epochs.get(ctx.broker_id)
     broker_epoch = getattr(request, "broker_epoch", -1)
     if broker_epoch != -1 and mine is not None and broker_epoch < mine:
         return ErrorCode.stale_broker_epoch
     if not cache.accept_controller_epoch(request.controller_epoch):
-        ctx.broker.log.warning("request from an old controller refused", api=ctx.request.api.name,
-                               controller=request.controller_id, epoch=request.controller_epoch,
-                               newest=max(cache.controller_epoch, cache.pushed_controller_epoch))
+        ctx.log.warning("request from an old controller refused", api=ctx.request.api.name,
+                        controller=request.controller_id, epoch=request.controller_epoch,
+                        newest=max(cache.controller_epoch, cache.pushed_controller_epoch))
         return ErrorCode.stale_controller_epoch
     return None
 

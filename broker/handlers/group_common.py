@@ -2,7 +2,10 @@
 (GroupCoordinator.validateGroupStatus: INVALID_GROUP_ID, NOT_COORDINATOR,
 COORDINATOR_LOAD_IN_PROGRESS) and the group's ACL check (GROUP_AUTHORIZATION_FAILED)."""
 
+from coordinator.group.coordinator import GroupCoordinator
 from model.errors import ErrorCode
+
+from ..context import RequestContext
 
 
 def group_id_key(request) -> str | None:
@@ -10,26 +13,26 @@ def group_id_key(request) -> str | None:
     return request.body.group_id
 
 
-def group_error(ctx, group_id: str, operation: str = "READ") -> ErrorCode | None:
+def group_error(ctx: RequestContext, group_id: str, operation: str = "READ") -> ErrorCode | None:
     """The error a request for `group_id` gets before the coordinator looks at it, or None."""
     if not ctx.authorized(operation, "GROUP", group_id):
         return ErrorCode.group_authorization_failed
     return coordinator_error(ctx, group_id)
 
 
-def coordinator_error(ctx, group_id: str) -> ErrorCode | None:
+def coordinator_error(ctx: RequestContext, group_id: str) -> ErrorCode | None:
     if not group_id:
         return ErrorCode.invalid_group_id
-    code = ctx.broker.group_role.status(group_id)
+    code = ctx.groups.status(group_id)
     return None if code == ErrorCode.none else code
 
 
-def groups(ctx):
+def groups(ctx: RequestContext) -> GroupCoordinator:
     """The broker's GroupCoordinator."""
-    return ctx.broker.group_role.groups
+    return ctx.groups.groups
 
 
-def offsets_to_commit(ctx, topics, to_request) -> tuple[dict, dict]:
+def offsets_to_commit(ctx: RequestContext, topics, to_request) -> tuple[dict, dict]:
     """OffsetCommit's and TxnOffsetCommit's partition checks: READ on each Topic
     (TOPIC_AUTHORIZATION_FAILED), a known partition (UNKNOWN_TOPIC_OR_PARTITION). Returns
     (errors, {partition: to_request(p)} for the rest)."""

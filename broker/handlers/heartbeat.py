@@ -4,15 +4,22 @@ v1 throttle time; v3 group_instance_id (FENCED_INSTANCE_ID); v4 flexible.
 Authorization: READ on the Group.
 """
 
+from typing import TYPE_CHECKING
+
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
 from .group_common import group_error, group_id_key, groups
+
+if TYPE_CHECKING:
+    from ..protocol.requests import HeartbeatRequest
 
 _KEY = 12
 coordinator_key = group_id_key
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: "HeartbeatRequest") -> Response:
     error = group_error(ctx, request.group_id)
     if error is None:
         error = groups(ctx).heartbeat(request.group_id, request.member_id,

@@ -10,12 +10,19 @@ CLUSTER_AUTHORIZATION_FAILED. A transactional id needs Write on it
 (coordinator/txn/coordinator.py: a new id, an epoch bump, or fencing an open transaction).
 """
 
+from typing import TYPE_CHECKING
+
 from model.acl_model import CLUSTER_NAME
 from model.errors import ErrorCode, KafkaError
 
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
 from .txn_common import fenced, txn_error, txns
+
+if TYPE_CHECKING:
+    from ..protocol.requests import InitProducerIdRequest
 
 _KEY = 22
 
@@ -25,7 +32,7 @@ def coordinator_key(request) -> str | None:
     return request.body.transactional_id or None
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: "InitProducerIdRequest") -> Response:
     producer_id, epoch, error = -1, 0, ErrorCode.none
     if request.transactional_id is not None:
         error = txn_error(ctx, request.transactional_id) or ErrorCode.none
@@ -41,7 +48,7 @@ async def handle(ctx, request):
         error = ErrorCode.cluster_authorization_failed
     else:
         try:
-            producer_id = await ctx.broker.producer_ids.generate()
+            producer_id = await ctx.producer_ids.generate()
         except KafkaError as exc:
             error = exc.code
     return build(response_schema(_KEY, ctx.version), {

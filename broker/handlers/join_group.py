@@ -7,11 +7,18 @@ v9 skip_assignment (a static leader rejoining a Stable group need not assign aga
 Authorization: READ on the Group.
 """
 
+from typing import TYPE_CHECKING
+
 from model.errors import ErrorCode
 
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
 from .group_common import group_error, group_id_key, groups
+
+if TYPE_CHECKING:
+    from ..protocol.requests import JoinGroupRequest
 
 _KEY = 11
 coordinator_key = group_id_key
@@ -27,7 +34,7 @@ def _response(version: int, code, *, member_id: str = "", generation: int = -1, 
         "members": [{"member_id": m, "group_instance_id": i, "metadata": md} for m, i, md in members]})
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: "JoinGroupRequest") -> Response:
     version = ctx.version
     error = group_error(ctx, request.group_id)
     if error is not None:

@@ -11,16 +11,23 @@ nothing, as Kafka's leader epoch check) and every partition answers NONE. The re
 follows the cache: a replica is created, led or followed as the state says.
 """
 
+from typing import TYPE_CHECKING
+
 from model.errors import ErrorCode
 
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
 from .from_controller import grouped, partition_state, refusal
+
+if TYPE_CHECKING:
+    from ..protocol.requests import LeaderAndIsrRequest
 
 _KEY = 4
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: "LeaderAndIsrRequest") -> Response:
     refused = refusal(ctx, request)
     if refused is not None:
         return error_response(ctx.request, refused)

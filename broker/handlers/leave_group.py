@@ -5,11 +5,18 @@ batch of members with group_instance_id, each answered; v4 flexible; v5 a reason
 Authorization: READ on the Group.
 """
 
+from typing import TYPE_CHECKING
+
 from model.errors import ErrorCode
 
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
 from .group_common import group_error, group_id_key, groups
+
+if TYPE_CHECKING:
+    from ..protocol.requests import LeaveGroupRequest
 
 _KEY = 13
 coordinator_key = group_id_key
@@ -21,7 +28,7 @@ def _members(request, version: int) -> list[tuple[str, str | None]]:
     return [(m.member_id, m.group_instance_id) for m in request.members]
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: "LeaveGroupRequest") -> Response:
     version = ctx.version
     members = _members(request, version)
     error = group_error(ctx, request.group_id)

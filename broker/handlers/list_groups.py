@@ -7,21 +7,28 @@ DESCRIBE on the Cluster lists every group, else only the groups with DESCRIBE (K
 COORDINATOR_LOAD_IN_PROGRESS while any of this broker's group partitions is loading.
 """
 
+from typing import TYPE_CHECKING
+
 from model.acl_model import CLUSTER_NAME
 from model.errors import ErrorCode
 
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
 from .group_common import groups
+
+if TYPE_CHECKING:
+    from ..protocol.requests import ListGroupsRequest
 
 _KEY = 16
 CLASSIC = "classic"  # Group.GroupType.CLASSIC: the only kind of group in ZooKeeper mode
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: "ListGroupsRequest") -> Response:
     version = ctx.version
     states = set(request.states_filter) if version >= 4 and request.states_filter else None
-    error = ErrorCode.coordinator_load_in_progress if ctx.broker.group_role.loading() else ErrorCode.none
+    error = ErrorCode.coordinator_load_in_progress if ctx.groups.loading() else ErrorCode.none
     listed = groups(ctx).list_groups(states)
     types = request.types_filter if version >= 5 else None
     if types and not any(t.lower() == CLASSIC for t in types):

@@ -10,17 +10,24 @@ tiered -5 (no tiered storage: -1). DESCRIBE on the topic, else TOPIC_AUTHORIZATI
 the leader answers (replica_id -1); a debug replica id (-2) is answered by the leader too.
 """
 
+from typing import TYPE_CHECKING
+
 from model.errors import ErrorCode
 
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
 from .partition_results import partition_results
+
+if TYPE_CHECKING:
+    from ..protocol.requests import ListOffsetsRequest
 
 _KEY = 2
 
 
-async def handle(ctx, request):
-    replicas = ctx.broker.replicas
+async def handle(ctx: RequestContext, request: "ListOffsetsRequest") -> Response:
+    replicas = ctx.replicas
     isolation = int(getattr(request, "isolation_level", 0))
     if ctx.version == 0:
         answer = _v0_answer(replicas, request.replica_id == -1)

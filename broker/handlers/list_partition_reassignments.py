@@ -10,20 +10,26 @@ full set (target first, then the origin replicas), with the adding and removing 
 """
 
 from collections import defaultdict
+from typing import TYPE_CHECKING
 
 from model.errors import ErrorCode
 from zkstore.fenced import ControllerMoved
 
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
 from .admin_common import admin, not_authorized_message
 from .error_responses import MESSAGES
 from .alter_partition_reassignments import NOT_CONTROLLER
 
+if TYPE_CHECKING:
+    from ..protocol.requests import ListPartitionReassignmentsRequest
+
 _KEY = 46
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: "ListPartitionReassignmentsRequest") -> Response:
     if not ctx.authorized("DESCRIBE", "CLUSTER", "kafka-cluster"):
         return error_response(ctx.request, ErrorCode.cluster_authorization_failed, not_authorized_message(ctx))
     if admin(ctx) is None:
@@ -31,7 +37,7 @@ async def handle(ctx, request):
     keys = None if request.topics is None else [
         (t.name, int(p)) for t in request.topics for p in t.partition_indexes]
     try:
-        found = await ctx.broker.reassignments.listing(keys)
+        found = await ctx.reassignments.listing(keys)
     except ControllerMoved:
         return _response(ctx.version, ErrorCode.not_controller, NOT_CONTROLLER, [])
     by_topic = defaultdict(list)

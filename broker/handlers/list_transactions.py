@@ -6,18 +6,25 @@ Only ids the caller may DESCRIBE are listed; state names Kafka does not know are
 unknown_state_filters; COORDINATOR_LOAD_IN_PROGRESS while a partition is loading.
 """
 
+from typing import TYPE_CHECKING
+
 from coordinator.txn.state import TxnState
 from model.errors import ErrorCode
 
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
 from .txn_common import txns
+
+if TYPE_CHECKING:
+    from ..protocol.requests import ListTransactionsRequest
 
 _KEY = 66
 
 
-async def handle(ctx, request):
-    if ctx.broker.txn_role.loading():
+async def handle(ctx: RequestContext, request: "ListTransactionsRequest") -> Response:
+    if ctx.transactions.loading():
         return error_response(ctx.request, ErrorCode.coordinator_load_in_progress)
     states = {TxnState.from_display(name) for name in request.state_filters} - {None}
     unknown = [name for name in request.state_filters if TxnState.from_display(name) is None]

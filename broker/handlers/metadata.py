@@ -1,13 +1,19 @@
 """Metadata v0-v12: brokers, controller, cluster id and topics from the metadata cache."""
 
 import uuid
+from typing import TYPE_CHECKING
 
 from model.acl_model import CLUSTER_NAME
 from model.errors import ErrorCode
 from model.topic_names import validate_topic_name
 
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
+
+if TYPE_CHECKING:
+    from ..protocol.requests import MetadataRequest
 
 
 _KEY = 3
@@ -17,7 +23,7 @@ INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 AUTHORIZED_OPERATIONS_OMITTED = -2147483648  # the schema's default: not asked for
 
 
-def listener_brokers(ctx) -> list[dict]:
+def listener_brokers(ctx: RequestContext) -> list[dict]:
     """Live brokers with an endpoint on the listener the request came in on."""
     brokers = []
     for broker_id, reg in sorted(ctx.cache.brokers.items()):
@@ -27,7 +33,7 @@ def listener_brokers(ctx) -> list[dict]:
     return brokers
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: "MetadataRequest") -> Response:
     version = ctx.version
     cache = ctx.cache
     topics: list[dict] = []
@@ -77,13 +83,13 @@ async def handle(ctx, request):
         "throttle_time": 0,
         "brokers": listener_brokers(ctx),
         "cluster_id": cache.cluster_id,
-        "controller_id": ctx.broker.advertised_controller_id(),
+        "controller_id": ctx.advertised_controller_id(),
         "topics": topics,
         "cluster_authorized_operations": cluster_operations(ctx, include_cluster_ops),
     })
 
 
-def cluster_operations(ctx, include: bool) -> int:
+def cluster_operations(ctx: RequestContext, include: bool) -> int:
     """The Cluster's authorized operations when asked for: 0 without Describe on the Cluster."""
     if not include:
         return AUTHORIZED_OPERATIONS_OMITTED
@@ -92,11 +98,11 @@ def cluster_operations(ctx, include: bool) -> int:
     return ctx.authorized_operations("CLUSTER", CLUSTER_NAME)
 
 
-def _topic_ops(ctx, name: str, include: bool) -> int:
+def _topic_ops(ctx: RequestContext, name: str, include: bool) -> int:
     return ctx.authorized_operations("TOPIC", name) if include else AUTHORIZED_OPERATIONS_OMITTED
 
 
-def _create_refused(ctx, request, missing: list[str]) -> set[str]:
+def _create_refused(ctx: RequestContext, request, missing: list[str]) -> set[str]:
     """Missing topics auto-creation would create but the client may not: Create on the Cluster,
     else on the topic (KafkaApis.handleTopicMetadataRequest)."""
     allowed = ctx.config["auto.create.topics.enable"] and getattr(request, "allow_auto_topic_creation", True)
@@ -105,14 +111,14 @@ def _create_refused(ctx, request, missing: list[str]) -> set[str]:
     return {n for n in missing if not ctx.authorized("CREATE", "TOPIC", n)}
 
 
-async def _missing_topic_errors(ctx, request, missing: list[str]) -> dict[str, int]:
+async def _missing_topic_errors(ctx: RequestContext, request, missing: list[str]) -> dict[str, int]:
     """INVALID_TOPIC_EXCEPTION for illegal names; the others are auto-created when allowed, each
     answered what its creation gave (KafkaApis.getTopicMetadata, broker/auto_create.py)."""
     errors = {n: ErrorCode.invalid_topic_exception if validate_topic_name(n) else ErrorCode.unknown_topic_or_partition for n in missing}
     allowed = ctx.config["auto.create.topics.enable"] and getattr(request, "allow_auto_topic_creation", True)
     creatable = [n for n in missing if errors[n] == ErrorCode.unknown_topic_or_partition]
     if allowed and creatable:
-        errors.update(await ctx.broker.auto_create.create(creatable, ctx))
+        errors.update(await ctx.auto_create.create(creatable, ctx))
     return errors
 
 
@@ -122,10 +128,10 @@ def _topic_error(error: int, name: str | None, topic_id: uuid.UUID, ops: int = A
             "topic_authorized_operations": ops}
 
 
-def _topic(ctx, name: str, include_ops: bool) -> dict:
+def _topic(ctx: RequestContext, name: str, include_ops: bool) -> dict:
     cache = ctx.cache
     assignment = cache.topics[name]
-    faults = getattr(ctx.broker, "faults", None)  # a replica on a failed log (a storage fault) is offline
+    faults = ctx.faults  # a replica on a failed log (a storage fault) is offline
     failed = faults.offline if faults is not None else (lambda broker_id, topic, partition: False)
     partitions = []
     for index, replicas in sorted(assignment.partitions.items()):

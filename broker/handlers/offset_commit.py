@@ -15,15 +15,21 @@ or partition UNKNOWN_TOPIC_OR_PARTITION.
 
 import functools
 import time
+from typing import TYPE_CHECKING
 
 from coordinator.group.coordinator import OffsetRequest
 from model.errors import ErrorCode
 from zkstore import ZkError
 from zkstore.consumer_offsets import set_consumer_offset
 
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
 from .group_common import group_error, group_id_key, groups, offsets_to_commit
+
+if TYPE_CHECKING:
+    from ..protocol.requests import OffsetCommitRequest
 
 _KEY = 8
 
@@ -50,7 +56,7 @@ def _partitions(request) -> list[tuple[str, int]]:
     return [(t.name, p.partition_index) for t in request.topics for p in t.partitions]
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: "OffsetCommitRequest") -> Response:
     version = ctx.version
     order = _partitions(request)
     if version == 0 and ctx.authorized("READ", "GROUP", request.group_id):
@@ -68,9 +74,9 @@ async def handle(ctx, request):
         p.committed_offset, p.committed_leader_epoch if epoch else -1, p.committed_metadata, expire,
         p.commit_timestamp if version == 1 else -1))
     if wanted and version == 0:
-        limit = ctx.broker.config["offset.metadata.max.bytes"]
+        limit = ctx.config["offset.metadata.max.bytes"]
         for tp, req in wanted.items():
-            results[tp] = await _commit_to_zookeeper(ctx.broker.zk, request.group_id, tp, req, limit)
+            results[tp] = await _commit_to_zookeeper(ctx.zk, request.group_id, tp, req, limit)
     elif wanted:
         results.update(await groups(ctx).commit_offsets(
             request.group_id, request.member_id, request.group_instance_id if version >= 7 else None,

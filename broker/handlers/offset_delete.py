@@ -5,11 +5,18 @@ for a non-empty group that is not a consumer group; per partition TOPIC_AUTHORIZ
 READ on the Topic, GROUP_SUBSCRIBED_TO_TOPIC while a member subscribes to it.
 """
 
+from typing import TYPE_CHECKING
+
 from model.errors import ErrorCode
 
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
 from .group_common import group_error, group_id_key, groups
+
+if TYPE_CHECKING:
+    from ..protocol.requests import OffsetDeleteRequest
 
 _KEY = 47
 coordinator_key = group_id_key
@@ -24,7 +31,7 @@ def _answer(code, results: dict, order):
                                              "topics": [{"name": n, "partitions": ps} for n, ps in topics.items()]})
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: "OffsetDeleteRequest") -> Response:
     order = [(t.name, p.partition_index) for t in request.topics for p in t.partitions]
     error = group_error(ctx, request.group_id, "DELETE")
     if error is not None:

@@ -14,13 +14,20 @@ v8 (KIP-709) several groups per request, each checked for its own coordinator; v
 "all" answer, and answer TOPIC_AUTHORIZATION_FAILED when asked for).
 """
 
+from typing import TYPE_CHECKING
+
 from model.errors import ErrorCode
 from zkstore import ZkError
 from zkstore.consumer_offsets import get_consumer_offset
 
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
 from .group_common import group_error, groups
+
+if TYPE_CHECKING:
+    from ..protocol.requests import OffsetFetchRequest
 
 _KEY = 9
 
@@ -30,7 +37,7 @@ def coordinator_key(request) -> str | None:
     return request.body.group_id if 0 < request.version < 8 else None
 
 
-def _fetch(ctx, group_id: str, topics, require_stable: bool = False) -> tuple[ErrorCode, list[dict]]:
+def _fetch(ctx: RequestContext, group_id: str, topics, require_stable: bool = False) -> tuple[ErrorCode, list[dict]]:
     error = group_error(ctx, group_id, "DESCRIBE")
     if error is not None:
         return error, []
@@ -65,7 +72,7 @@ def _single(version: int, code, topics, asked=None):
     return build(response_schema(_KEY, version), {"throttle_time": 0, "error_code": code, "topics": topics})
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: "OffsetFetchRequest") -> Response:
     version = ctx.version
     if version >= 8:
         answers = []
@@ -81,7 +88,7 @@ async def handle(ctx, request):
     return _single(version, code, topics, request.topics)
 
 
-async def _from_zookeeper(ctx, group_id: str, asked) -> list[dict]:
+async def _from_zookeeper(ctx: RequestContext, group_id: str, asked) -> list[dict]:
     topics = []
     for t in asked:
         allowed = ctx.authorized("DESCRIBE", "TOPIC", t.name)
@@ -93,7 +100,7 @@ async def _from_zookeeper(ctx, group_id: str, asked) -> list[dict]:
                 code = ErrorCode.topic_authorization_failed
             elif p in known:
                 try:
-                    offset = await get_consumer_offset(ctx.broker.zk, group_id, t.name, p)
+                    offset = await get_consumer_offset(ctx.zk, group_id, t.name, p)
                 except (ZkError, ValueError):  # Kafka: Errors.forException(e)
                     code = ErrorCode.unknown_server_error
             partitions.append({"partition_index": p, "error_code": code, "metadata": "",

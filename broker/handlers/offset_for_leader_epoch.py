@@ -9,18 +9,25 @@ and where it ends (the log end offset for the leader's current epoch); an epoch 
 first: -1/-1 (UNDEFINED), no error.
 """
 
+from typing import TYPE_CHECKING
+
 from model.acl_model import CLUSTER_NAME
 from model.errors import ErrorCode
 
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
 from .partition_results import partition_results
+
+if TYPE_CHECKING:
+    from ..protocol.requests import OffsetForLeaderEpochRequest
 
 _KEY = 23
 
 
-async def handle(ctx, request):
-    replicas = ctx.broker.replicas
+async def handle(ctx: RequestContext, request: "OffsetForLeaderEpochRequest") -> Response:
+    replicas = ctx.replicas
     # Kafka 3.9: ClusterAction on the cluster, else Describe per topic, whatever the replica id
     cluster_action = ctx.authorized("CLUSTER_ACTION", "CLUSTER", CLUSTER_NAME, log_if_denied=False)
     topics = [{"topic": topic.topic, "partitions": partition_results(

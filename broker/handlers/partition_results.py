@@ -8,9 +8,11 @@ from typing import Any
 
 from model.errors import ErrorCode, KafkaError
 
+from ..context import RequestContext
 
-def partition_results(ctx, allowed: bool, topic: str, partitions: Iterable[Any], blank: Callable[[Any], dict],
-                      answer: Callable[[Any], dict]) -> list[dict]:
+
+def partition_results(ctx: RequestContext, allowed: bool, topic: str, partitions: Iterable[Any],
+                      blank: Callable[[Any], dict], answer: Callable[[Any], dict]) -> list[dict]:
     """One entry per partition: `blank(p)` updated with `answer(p)` or an error code."""
     known = topic in ctx.cache.topics
     entries = []

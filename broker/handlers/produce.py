@@ -18,19 +18,25 @@ and the connection is muted (KIP-219); acks=0 is muted without a response.
 
 import datetime
 import time
+from typing import TYPE_CHECKING
 
 from model.errors import ErrorCode
 from storage.validator import produce_version_error
 
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
+
+if TYPE_CHECKING:
+    from ..protocol.requests import ProduceRequest
 
 _KEY = 0
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 _LEADER_HINT = (ErrorCode.not_leader_or_follower, ErrorCode.fenced_leader_epoch)
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: "ProduceRequest") -> Response:
     acks = int(request.acks)
     timeout_ms = int(request.timeout.total_seconds() * 1000)
     errors: dict[tuple[str, int], ErrorCode] = {}
@@ -58,7 +64,7 @@ async def handle(ctx, request):
                 entries[key] = data.records or b""
     # acks=all: once appended, the connection may read the next Produce while this one waits (server.py)
     release = (lambda _results: ctx.release_connection()) if acks == -1 else None
-    results = await ctx.broker.replicas.append_records(entries, acks, timeout_ms, on_appended=release) \
+    results = await ctx.replicas.append_records(entries, acks, timeout_ms, on_appended=release) \
         if entries else {}
     throttle = _bandwidth_throttle(ctx)
     if acks == 0:
@@ -71,16 +77,16 @@ async def handle(ctx, request):
     return _response(ctx, order, errors, results, throttle)
 
 
-def _bandwidth_throttle(ctx) -> int:
+def _bandwidth_throttle(ctx: RequestContext) -> int:
     """producer_byte_rate: after the append Kafka records the request's size (request.sizeInBytes) and
     answers with the throttle time; the server mutes the connection for it (KIP-219). acks=0 is throttled
     too, by muting alone (sendNoOpResponseExemptThrottle)."""
-    return ctx.broker.quotas.produce.record(ctx.principal, ctx.request.client_id or "", len(ctx.request.frame),
-                                            time.time() * 1000)
+    return ctx.quotas.produce.record(ctx.principal, ctx.request.client_id or "", len(ctx.request.frame),
+                                     time.time() * 1000)
 
 
-def _response(ctx, order, errors, results, throttle: int = 0):
-    replicas = ctx.broker.replicas
+def _response(ctx: RequestContext, order, errors, results, throttle: int = 0):
+    replicas = ctx.replicas
     topics: dict[str, list[dict]] = {}
     hinted: set[int] = set()
     for key in order:
@@ -108,7 +114,7 @@ def _response(ctx, order, errors, results, throttle: int = 0):
     })
 
 
-def node_endpoints(ctx, broker_ids) -> list[dict]:
+def node_endpoints(ctx: RequestContext, broker_ids) -> list[dict]:
     """KIP-951: the listener's endpoints of the leaders named in current_leader hints."""
     endpoints = []
     for broker_id in sorted(broker_ids):

@@ -3,15 +3,22 @@
 ErrorCode.illegal_sasl_state."""
 
 
+from typing import TYPE_CHECKING
+
 from model.errors import ErrorCode
 
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
+
+if TYPE_CHECKING:
+    from ..protocol.requests import SaslHandshakeRequest
 
 _KEY = 17
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: "SaslHandshakeRequest") -> Response:
     sasl = ctx.connection.sasl if ctx.connection is not None and ctx.forwarded_by is None else None
     if sasl is None or sasl.complete:
         code, mechanisms = ErrorCode.illegal_sasl_state, []

@@ -11,11 +11,18 @@ deletes its log. Without deletion (a replica reassigned away) nothing is done he
 manager follows the topic's assignment, which the controller changed first.
 """
 
+from typing import TYPE_CHECKING
+
 from model.errors import ErrorCode
 
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
 from .from_controller import refusal
+
+if TYPE_CHECKING:
+    from ..protocol.requests import StopReplicaRequest
 
 _KEY = 5
 
@@ -30,7 +37,7 @@ def _partitions(request, version: int) -> list[tuple[str, int, bool]]:
             for p in t.partition_states]
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: "StopReplicaRequest") -> Response:
     refused = refusal(ctx, request)
     if refused is not None:
         return error_response(ctx.request, refused)

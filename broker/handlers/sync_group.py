@@ -4,11 +4,18 @@ v1 throttle time; v3 group_instance_id; v4 flexible; v5 protocol_type and protoc
 request (checked: INCONSISTENT_GROUP_PROTOCOL) and the response. Authorization: READ on the Group.
 """
 
+from typing import TYPE_CHECKING
+
 from model.errors import ErrorCode
 
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
 from .group_common import group_error, group_id_key, groups
+
+if TYPE_CHECKING:
+    from ..protocol.requests import SyncGroupRequest
 
 _KEY = 14
 coordinator_key = group_id_key
@@ -19,7 +26,7 @@ def _response(version: int, code, assignment: bytes = b"", protocol_type=None, p
                                                    "protocol_type": protocol_type, "protocol_name": protocol})
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: "SyncGroupRequest") -> Response:
     version = ctx.version
     error = group_error(ctx, request.group_id)
     if error is not None:

@@ -3,9 +3,11 @@ reader (and the import graph) can follow a request from here to its code. The ap
 and forwardability are broker/protocol/api_table.py's (protocol/ cannot import the handlers, which
 import it); tests/unit/test_protocol.py checks that the two tables name the same apis.
 
-A handler module defines `handle(ctx, request)` and, where the api needs them, `precheck`,
-`after_forward`, `error_response` and `coordinator_key` (see Handler). The modules keep their kio
-schema names (a Python module name cannot start with the key's digits, as kfake's 00_produce.go does).
+A handler module defines `handle(ctx: RequestContext, request: <its api's request class, named in
+broker/protocol/requests.py>) -> Response` and, where the api needs them, `precheck`,
+`after_forward`, `error_response` and `coordinator_key` (see Handler, broker/dispatch.py). The
+modules keep their kio schema names (a Python module name cannot start with the key's digits, as
+kfake's 00_produce.go does).
 
 Envelope (58) answers a request inside it as a client's: its `dispatch` is bound here, as dispatch
 reaches every handler through this table (a static import back would be a loop).
@@ -13,13 +15,14 @@ reaches every handler through this table (a static import back would be a loop).
 
 import dataclasses
 import functools
-from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, Awaitable, Callable
 
 from .. import dispatch as dispatching
+from ..context import RequestContext
+from ..dispatch import Handler
 from ..protocol.api_table import Api
 from ..protocol.codec import Request
+from ..protocol.requests import Response
 from . import error_responses
 from . import (add_offsets_to_txn, add_partitions_to_txn, allocate_producer_ids, alter_client_quotas, alter_configs,
                alter_partition, alter_partition_reassignments, alter_replica_log_dirs, alter_user_scram_credentials,
@@ -33,28 +36,6 @@ from . import (add_offsets_to_txn, add_partitions_to_txn, allocate_producer_ids,
                offset_delete, offset_fetch, offset_for_leader_epoch, produce, renew_delegation_token,
                sasl_authenticate, sasl_handshake, stop_replica, sync_group, txn_offset_commit, update_features,
                update_metadata, write_txn_markers)
-
-
-@dataclass(frozen=True, slots=True)
-class Handler:
-    handle: Callable[[Any, Any], Awaitable[Any]]
-    # run by the receiving broker before forwarding: a response (or an awaitable of one) answers the
-    # request there (e.g. token requests refused on a PLAINTEXT connection, BROKER_LOGGER changes
-    # applied on the broker they name)
-    precheck: Callable[[Any, Any], Any] | None = None
-    # awaited by the forwarding broker before it passes the controller's answer on (e.g. until its own
-    # cache shows it); `received` is the monotonic time the forwarding broker read the request
-    after_forward: Callable[[Any, Any, Any, float], Awaitable[None]] | None = None
-    # the api's whole answer carrying one error code (Kafka's AbstractRequest.getErrorResponse); without
-    # it, broker/handlers/error_responses.py builds one
-    error_response: Callable[[Any, int], Any] | None = None
-    # for coordinator roles: the group id or transactional id whose coordinator must answer
-    coordinator_key: Callable[[Any], str | None] | None = None
-
-    @classmethod
-    def of(cls, module: ModuleType) -> "Handler":
-        return cls(module.handle, getattr(module, "precheck", None), getattr(module, "after_forward", None),
-                   getattr(module, "error_response", None), getattr(module, "coordinator_key", None))
 
 
 MODULES: dict[int, ModuleType] = {
@@ -126,12 +107,12 @@ def handler(api: Api) -> Handler:
     return HANDLERS[api.key]
 
 
-async def dispatch(ctx) -> Any:
+async def dispatch(ctx: RequestContext) -> Response:
     """The response to `ctx`'s request (broker/dispatch.py), answered by its api's handler."""
     return await dispatching.dispatch(ctx, HANDLERS[ctx.request.api.key])
 
 
-def error_response(request: Request, code: int):
+def error_response(request: Request, code: int) -> Response:
     """The api's error response: its handler module's own, else error_responses.py's."""
     return error_responses.error_response(request, code, HANDLERS[request.api.key].error_response)
 

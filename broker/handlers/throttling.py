@@ -7,17 +7,19 @@ validate_only requests take no permits (Kafka's ControllerMutationQuota is unbou
 
 import time
 
+from ..context import RequestContext
+
 STRICT_FROM = {19: 6, 37: 3, 20: 5}  # api key -> first strict version
 MESSAGE = "The throttling quota has been exceeded."
 
 
-def admit(ctx, permits: int) -> bool:
+def admit(ctx: RequestContext, permits: int) -> bool:
     """Take `permits` for this request's client; False: refuse this topic with THROTTLING_QUOTA_EXCEEDED."""
     strict = ctx.version >= STRICT_FROM[ctx.request.api.key]
-    return ctx.broker.quotas.mutation.admit(ctx.principal, ctx.request.client_id or "", max(permits, 0),
-                                            time.time() * 1000, strict)
+    return ctx.quotas.mutation.admit(ctx.principal, ctx.request.client_id or "", max(permits, 0),
+                                     time.time() * 1000, strict)
 
 
-def throttle_ms(ctx) -> int:
+def throttle_ms(ctx: RequestContext) -> int:
     """The response's throttle time (ms) under the mutation quota."""
-    return ctx.broker.quotas.mutation.throttle(ctx.principal, ctx.request.client_id or "", time.time() * 1000)
+    return ctx.quotas.mutation.throttle(ctx.principal, ctx.request.client_id or "", time.time() * 1000)

@@ -5,12 +5,13 @@ import datetime
 
 from model import delegation_tokens
 from model.errors import ErrorCode
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
 from .admin_common import admin, caller
 
 
-def allow_token_requests(ctx) -> bool:
+def allow_token_requests(ctx: RequestContext) -> bool:
     """Not over a token-authenticated connection, nor a PLAINTEXT one (fauxka has no SSL listeners).
     Checked by the receiving broker: a forwarded request was checked by its forwarder."""
     conn = ctx.connection
@@ -35,17 +36,17 @@ def expiry_response(key: int, version: int, code: int, expiry: int = delegation_
                                                  "throttle_time": 0})
 
 
-async def change_expiry(ctx, request, key: int, change, period) -> object:
+async def change_expiry(ctx: RequestContext, request, key: int, change, period) -> object:
     """Renew or Expire (`change` is controller.tokens.renew or .expire) with the request's period."""
     controller = admin(ctx)
     if controller is None:
         return expiry_response(key, ctx.version, ErrorCode.not_controller)
     settings = delegation_tokens.settings(ctx.config)
-    code, expiry = await change(controller, ctx.broker.tokens, settings, ctx.principal, bytes(request.hmac),
+    code, expiry = await change(controller, ctx.tokens, settings, ctx.principal, bytes(request.hmac),
                                 millis(period), caller(ctx))
     return expiry_response(key, ctx.version, code, expiry)
 
 
-def refuse_unless_allowed(ctx, key: int):
+def refuse_unless_allowed(ctx: RequestContext, key: int):
     """The receiving broker's check before forwarding (precheck): no tokens over PLAINTEXT or tokens."""
     return None if allow_token_requests(ctx) else expiry_response(key, ctx.version, ErrorCode.delegation_token_request_not_allowed)

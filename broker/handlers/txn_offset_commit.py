@@ -8,12 +8,19 @@ group_instance_id, flexible. Sent to the group coordinator.
 Authorization: WRITE on the TransactionalId, READ on the Group, READ on each Topic.
 """
 
+from typing import TYPE_CHECKING
+
 from coordinator.group.coordinator import OffsetRequest
 from model.errors import ErrorCode
 
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
 from .group_common import group_error, group_id_key, groups, offsets_to_commit
+
+if TYPE_CHECKING:
+    from ..protocol.requests import TxnOffsetCommitRequest
 
 _KEY = 28
 coordinator_key = group_id_key
@@ -31,7 +38,7 @@ def _answer(version: int, results: dict, order: list[tuple[str, int]]):
         "throttle_time": 0, "topics": [{"name": n, "partitions": ps} for n, ps in topics.items()]})
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: "TxnOffsetCommitRequest") -> Response:
     version = ctx.version
     order = _partitions(request)
     error = None

@@ -8,19 +8,26 @@ the top level on a broker that is not the controller; else one result per featur
 (controller/features.py, model/features.py).
 """
 
+from typing import TYPE_CHECKING
+
 from model.errors import ErrorCode
 
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
 from .admin_common import admin, timeout_ms
 from .alter_partition_reassignments import NOT_CONTROLLER
 from .error_responses import MESSAGES
+
+if TYPE_CHECKING:
+    from ..protocol.requests import UpdateFeaturesRequest
 
 _KEY = 57
 UNAUTHORIZED = "Cluster authorization failed."
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: "UpdateFeaturesRequest") -> Response:
     if not ctx.authorized("ALTER", "CLUSTER", "kafka-cluster"):
         return _response(ctx.version, ErrorCode.cluster_authorization_failed, UNAUTHORIZED, {})
     if admin(ctx) is None:
@@ -30,7 +37,7 @@ async def handle(ctx, request):
     for u in request.feature_updates:
         kind = (2 if u.allow_downgrade else 1) if ctx.version == 0 else int(u.upgrade_type)
         updates.append(first.setdefault(u.feature, (u.feature, int(u.max_version_level), kind)))
-    results = await ctx.broker.features.update(updates, timeout_ms(request))
+    results = await ctx.features.update(updates, timeout_ms(request))
     return _response(ctx.version, ErrorCode.none, None, results)
 
 

@@ -10,17 +10,24 @@ LeaderDuringDelete (-2) is removed (its topic with its last partition), and the 
 fauxka's brokers keep the live broker list from their registrations' watches.
 """
 
+from typing import TYPE_CHECKING
+
 from model.errors import ErrorCode
 
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
 from .from_controller import grouped, partition_state, refusal
+
+if TYPE_CHECKING:
+    from ..protocol.requests import UpdateMetadataRequest
 
 _KEY = 6
 LEADER_DURING_DELETE = -2
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: "UpdateMetadataRequest") -> Response:
     refused = refusal(ctx, request)
     if refused is not None:
         return error_response(ctx.request, refused)

@@ -6,11 +6,18 @@ on the Cluster. A partition this broker does not lead answers NOT_LEADER_OR_FOLL
 one UNKNOWN_TOPIC_OR_PARTITION; the coordinator retries them at the new leader.
 """
 
+from typing import TYPE_CHECKING
+
 from model.acl_model import CLUSTER_NAME
 from model.errors import ErrorCode
 
+from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
+from ..protocol.requests import Response
+
+if TYPE_CHECKING:
+    from ..protocol.requests import WriteTxnMarkersRequest
 
 _KEY = 27
 
@@ -29,19 +36,18 @@ def _wanted(marker) -> list[tuple[str, int]]:
     return [(t.name, int(p)) for t in marker.topics for p in t.partition_indexes]
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: "WriteTxnMarkersRequest") -> Response:
     if not ctx.authorized("CLUSTER_ACTION", "CLUSTER", CLUSTER_NAME):
         return error_response(ctx.request, ErrorCode.cluster_authorization_failed)
     answers = []
-    timeout_ms = ctx.broker.config["request.timeout.ms"]
+    timeout_ms = ctx.config["request.timeout.ms"]
     for marker in request.markers:
         wanted = _wanted(marker)
-        known = [tp for tp in wanted if tp in ctx.broker.replicas.partitions]
+        known = [tp for tp in wanted if tp in ctx.replicas.partitions]
         results = dict.fromkeys(wanted, ErrorCode.unknown_topic_or_partition)
         if known:
-            results.update(await ctx.broker.marker_writer.write(marker.producer_id, marker.producer_epoch,
-                                                                marker.transaction_result, marker.coordinator_epoch,
-                                                                known, timeout_ms))
+            results.update(await ctx.marker_writer.write(marker.producer_id, marker.producer_epoch, marker.transaction_result,
+                                                         marker.coordinator_epoch, known, timeout_ms))
         answers.append((marker.producer_id, results))
     return _answer(ctx.version, answers)
 

@@ -15,11 +15,11 @@ from broker.protocol.principal import serialize_principal
 from model.errors import ErrorCode
 
 
-def _ctx(key: int, version: int, values: dict, *, active: bool, forwarded_by=None, **broker):
+def _ctx(key: int, version: int, values: dict, *, active: bool, forwarded_by=None, **services):
     frame = encode_request(build(request_schema(key, version), values), correlation_id=1, client_id="c")[4:]
     request = decode_request(frame, api_table.lookup(key), version)
-    return SimpleNamespace(request=request, forwarded_by=forwarded_by,
-                           broker=SimpleNamespace(admin=SimpleNamespace(active=active), **broker))
+    return SimpleNamespace(request=request, forwarded_by=forwarded_by, admin=SimpleNamespace(active=active),
+                           faults=None, **services)
 
 
 def _envelope_values():
@@ -52,15 +52,18 @@ def test_forwardable_controller_api_is_left_to_its_handler_inside_an_envelope():
 def test_coordinator_role_answers_not_coordinator_through_the_module_hooks():
     ctx = _ctx(3, 12, {"topics": None, "allow_auto_topic_creation": False,
                        "include_topic_authorized_operations": False},
-               active=True, group_role=SimpleNamespace(owns=lambda key: key == "mine"))
+               active=True, groups=SimpleNamespace(owns=lambda key: key == "mine"),
+               transactions=SimpleNamespace(owns=lambda key: key == "ours"))
     api = Api(3, "metadata", 0, 12, role=Role.GROUP_COORDINATOR)
     assert refuse_for_role(ctx, api, table.HANDLERS[3]) is None  # no coordinator_key: nothing to check
     theirs = Handler(None, error_response=lambda request, code: code, coordinator_key=lambda request: "theirs")
     mine = Handler(None, error_response=lambda request, code: code, coordinator_key=lambda request: "mine")
     assert refuse_for_role(ctx, api, theirs) == ErrorCode.not_coordinator
     assert refuse_for_role(ctx, api, mine) is None
-    del ctx.broker.group_role  # no group coordinator on this broker yet: the check is skipped
-    assert refuse_for_role(ctx, api, theirs) is None
+    txn_api = Api(3, "metadata", 0, 12, role=Role.TXN_COORDINATOR)  # the transaction role asks its own coordinator
+    ours = Handler(None, error_response=lambda request, code: code, coordinator_key=lambda request: "ours")
+    assert refuse_for_role(ctx, txn_api, mine) == ErrorCode.not_coordinator
+    assert refuse_for_role(ctx, txn_api, ours) is None
 
 
 def test_dispatch_passes_a_handler_answering_nothing_on():

@@ -81,3 +81,34 @@ def test_every_handler_module_is_in_the_api_table():
     for key, module in table.MODULES.items():
         assert module.__name__ == f"broker.handlers.{api_table.TABLE[key].name}"
         assert getattr(module, "_KEY", key) == key, module.__name__
+
+
+def test_every_handler_is_typed_with_the_context_and_its_apis_newest_request_class():
+    """`handle(ctx: RequestContext, request: <the api's request class>) -> Response`: the request type
+    a handler names (broker/protocol/requests.py, imported for a type checker only) is the class of
+    the newest version the api table serves, so a reader (or an IDE) follows the right fields."""
+    import ast
+    import inspect
+    import typing
+
+    from broker.context import RequestContext
+    from broker.handlers import table
+    from broker.protocol import requests
+
+    source = ast.parse(inspect.getsource(requests))
+    guarded = next(node for node in source.body if isinstance(node, ast.If))  # `if TYPE_CHECKING:`
+    classes = {}
+    for node in guarded.body:
+        if isinstance(node, ast.ImportFrom):
+            module = __import__(node.module, fromlist=[a.name for a in node.names])
+            classes.update({a.name: getattr(module, a.name) for a in node.names})
+    for key, module in table.MODULES.items():
+        annotations = module.handle.__annotations__
+        assert annotations["ctx"] is RequestContext, module.__name__
+        assert annotations["return"] == requests.Response, module.__name__
+        newest = request_schema(key, api_table.TABLE[key].max_version)
+        named = typing.ForwardRef(annotations["request"]).__forward_arg__
+        if newest.__module__.startswith("kio."):
+            assert classes[named] is newest, module.__name__
+        else:  # declared by broker/protocol/declare.py (ControlledShutdown)
+            assert named == newest.__name__, module.__name__
