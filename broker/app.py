@@ -33,6 +33,7 @@ from .forwarding import ForwardingManager
 from .config import BrokerConfig
 from .dynamic_config import DynamicConfigApplier
 from .fault_injection import FaultInjector
+from .inter_broker import InterBrokerConnector
 from .metadata_cache import MetadataCache
 from .metrics import BrokerMetrics
 from .quotas import Quotas
@@ -62,9 +63,12 @@ class Broker:
         self.leadership = PartitionLeadership(self.admin, config, log)
         self.reassignments = Reassignments(self.admin, self.leadership, log)  # KIP-455, on the controller
         self.features = FeatureController(self.admin, log)  # /feature (KIP-584), on the controller
-        self.controller_link = ControllerLink(self)  # one connection to the controller, shared:
-        self.forwarding = ForwardingManager(self)  # envelopes
-        self.controller_channel = ControllerChannel(self)  # AlterPartition, producer ids, shutdown
+        self.inter_broker = InterBrokerConnector(self.cache, config)  # secured connections to other brokers
+        # one connection to the controller, shared by envelopes and AlterPartition, producer ids, shutdown
+        self.controller_link = ControllerLink(self.broker_id, self.cache, self.inter_broker, log)
+        self.forwarding = ForwardingManager(self.controller_link, config["request.timeout.ms"], self.metrics,
+                                            lambda: self.admin.active)
+        self.controller_channel = ControllerChannel(self.broker_id, config, self.cache, self.controller_link, log)
         self.quotas = Quotas(self.zk, config, log, self.metrics)  # client quotas, enforced
         self.dynamic_config = DynamicConfigApplier(self)  # dynamic broker configs that take effect
         self.replicas = ReplicaManager(self)  # partition logs, leader and follower roles

@@ -12,19 +12,17 @@ import asyncio
 import functools
 import ipaddress
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any, Callable
 
 from model.errors import ErrorCode
 
-from .controller_link import CLIENT_ID_PREFIX
+from .context import RequestContext
+from .controller_link import CLIENT_ID_PREFIX, ControllerLink
+from .metrics import BrokerMetrics
 from .handlers.table import error_response, handler
 from .protocol.build import build
 from .protocol.codec import RequestParseError, decode_response, request_schema
 from .protocol.principal import serialize_principal
-
-if TYPE_CHECKING:
-    from .app import Broker
-    from .context import RequestContext
 
 __all__ = ["CLIENT_ID_PREFIX", "ForwardingManager"]
 
@@ -35,19 +33,21 @@ def _packed(host: str) -> bytes:
 
 
 class ForwardingManager:
-    def __init__(self, broker: "Broker"):
-        self._broker = broker
-        self._metrics = broker.metrics
-        self._link = broker.controller_link
+    def __init__(self, link: ControllerLink, request_timeout_ms: int, metrics: BrokerMetrics,
+                 is_controller: Callable[[], bool]):
+        self._link = link
+        self._timeout_s = request_timeout_ms / 1000
+        self._metrics = metrics
+        self._is_controller = is_controller
 
     async def stop(self) -> None:
-        pass  # the connection belongs to broker.controller_link
+        pass  # the connection belongs to the controller link
 
-    async def forward(self, ctx: "RequestContext") -> Any:
+    async def forward(self, ctx: RequestContext) -> Any:
         """The client's response: the controller's inner response bytes, or an error response entity."""
         request, metrics = ctx.request, self._metrics
         received = time.monotonic()
-        deadline = received + self._broker.config["request.timeout.ms"] / 1000
+        deadline = received + self._timeout_s
         envelope = build(request_schema(58, 0), {
             "request_data": request.frame,
             "request_principal": serialize_principal(ctx.principal),
@@ -57,7 +57,7 @@ class ForwardingManager:
         metrics.forwarding_pending.inc()
         try:
             while True:
-                if self._broker.admin.active:  # became controller meanwhile: answer here
+                if self._is_controller():  # became controller meanwhile: answer here
                     return await handler(request.api).handle(ctx, request.body)
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
@@ -94,7 +94,7 @@ class ForwardingManager:
         finally:
             metrics.forwarding_pending.dec()
 
-    def _outcome(self, ctx: "RequestContext", response: Any) -> Any:
+    def _outcome(self, ctx: RequestContext, response: Any) -> Any:
         """What the client gets for the controller's answer: (its bytes, it decoded), an error
         response, or None to retry (ErrorCode.not_controller)."""
         code = int(response.error_code)

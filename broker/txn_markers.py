@@ -18,7 +18,7 @@ from coordinator.runtime import GROUP_METADATA_TOPIC
 from model.errors import ErrorCode
 from storage.records import build_control_batch
 
-from .inter_broker import InterBrokerConnectError, connect
+from .inter_broker import InterBrokerConnectError
 from .protocol.build import build
 from .protocol.framing import FrameError
 from .protocol.codec import RequestParseError, request_schema
@@ -88,8 +88,8 @@ class MarkerSender:
         try:
             channel = self._channels.get(leader)
             if channel is None or channel.closed:
-                channel = self._channels[leader] = await connect(
-                    self._broker, leader, timeout_s, f"{CLIENT_ID_PREFIX}{self._broker.broker_id}")
+                channel = self._channels[leader] = await self._broker.inter_broker.connect(
+                    leader, timeout_s, f"{CLIENT_ID_PREFIX}{self._broker.broker_id}")
             response = await channel.send(request, timeout_s + 1)
         except (InterBrokerConnectError, FrameError, ConnectionError, OSError, asyncio.TimeoutError, RequestParseError) as exc:
             self._log.info("writing transaction markers failed", leader=leader, error=repr(exc))

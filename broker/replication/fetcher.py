@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from model.errors import ErrorCode, KafkaError
 
-from ..inter_broker import InterBrokerConnectError, connect
+from ..inter_broker import InterBrokerConnectError
 from ..protocol.build import build
 from ..protocol.codec import RequestParseError, request_schema
 
@@ -116,8 +116,8 @@ class Fetcher:
             try:
                 if self._channel is None or self._channel.closed:
                     try:
-                        self._channel = await connect(self._replicas.broker, self.leader, self._timeout_s,
-                                                      f"{CLIENT_ID_PREFIX}{self._replicas.broker_id}")
+                        self._channel = await self._replicas.connector.connect(self.leader, self._timeout_s,
+                                                                      f"{CLIENT_ID_PREFIX}{self._replicas.broker_id}")
                     except InterBrokerConnectError as exc:
                         log.info("no connection to the leader", error=str(exc))
                         await self._back_off()

@@ -41,6 +41,7 @@ class ReplicaManager:
         self.config = broker.config
         self.cache = broker.cache
         self.log = broker.log.bind(component="replicas")
+        self.connector = broker.inter_broker  # the followers' connections to their leaders
         self.logs = LogManager(list(self.config["log.dirs"]), in_memory=self.config["fauxka.log.in.memory"])
         self.partitions: dict[tuple[str, int], Partition] = {}
         self.purgatory = Purgatory()

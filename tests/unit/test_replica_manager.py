@@ -51,6 +51,7 @@ class Broker:
                                         "fauxka.log.in.memory": "true"})
         self.cache, self.log, self.metrics = Cache(), structlog.get_logger(), BrokerMetrics()
         self.admin = Admin(self.config)
+        self.inter_broker = None  # no followers fetch here
 
 
 def run(tmp_path, scenario):
