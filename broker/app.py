@@ -15,6 +15,8 @@ from controller.features import FeatureController
 from controller.partition_leadership import PartitionLeadership
 from controller.policy import PolicyConfigError
 from controller.reassignment import Reassignments
+from coordinator.runtime import GROUP_METADATA_TOPIC
+from coordinator.txn.runtime import TRANSACTION_STATE_TOPIC
 from model import delegation_tokens, features
 from model.errors import KafkaError
 from zkstore import NodeExists, SessionState, ZkStore, ZkUnavailable
@@ -56,7 +58,6 @@ class Broker:
         self.election = ControllerElection(self.zk, self.broker_id, log, self._controller_changed)
         self.applied = AppliedPublisher(self.zk, self.broker_id, log)
         self.admin = AdminController(self.zk, self.cache, self.election, config, log, CachePurgatory(self.cache.subscribe))
-        self.auto_create = AutoTopicCreator(self)
         self.authorizer = load_authorizer(config, self.zk, log)
         # delegation tokens, with a secret key
         self.tokens = TokenCache(self.zk, delegation_tokens.settings(config), log)
@@ -70,11 +71,19 @@ class Broker:
                                             lambda: self.admin.active)
         self.controller_channel = ControllerChannel(self.broker_id, config, self.cache, self.controller_link, log)
         self.quotas = Quotas(self.zk, config, log, self.metrics)  # client quotas, enforced
-        self.dynamic_config = DynamicConfigApplier(self)  # dynamic broker configs that take effect
-        self.replicas = ReplicaManager(self)  # partition logs, leader and follower roles
+        self.dynamic_config = DynamicConfigApplier(config, self.cache, log)  # dynamic broker configs that take effect
+        # partition logs, leader and follower roles
+        self.replicas = ReplicaManager(config, self.cache, self.admin.broker_layers, self.inter_broker,
+                                       self.controller_channel, self.metrics.registry, log)
         self.producer_ids = ProducerIdManager(self)  # idempotent producers' ids, in blocks from the controller
         self.coordinators = Coordinators(self)  # the group coordinator while we lead __consumer_offsets partitions
-        self.faults = FaultInjector(self)  # injected faults (fauxka fault, fauxka.testing), from ZooKeeper
+        # Metadata's and FindCoordinator's topics created on first need; the internal ones as their coordinators say
+        self.auto_create = AutoTopicCreator(config, self.admin, self.forwarding, {
+            GROUP_METADATA_TOPIC: self.coordinators.offsets_topic_spec,
+            TRANSACTION_STATE_TOPIC: self.coordinators.txn.topic_spec}, log)
+        # injected faults (fauxka fault, fauxka.testing), from ZooKeeper
+        self.faults = FaultInjector(self.zk, config, self.cache, self.metrics, self.leadership,
+                                    lambda: self.election.active, log)
         self.server = Server(self)
         self._stopped = asyncio.Event()
         self._fatal: BaseException | None = None
@@ -83,7 +92,7 @@ class Broker:
         if config["audit.topic"]:  # the controller's audit trail, published to a topic as well
             from .audit_publisher import AuditPublisher
 
-            self.audit_publisher = AuditPublisher(self, config["audit.topic"], log)
+            self.audit_publisher = AuditPublisher(config["audit.topic"], config, self.cache, self.admin, log)
             self.admin.audit.sink = self.audit_publisher.offer
 
     @property
@@ -181,7 +190,7 @@ class Broker:
         elif state is SessionState.CONNECTED:
             self._spawn(self._reregister(), "re-register")
             self.applied.session_renewed()
-            self.faults.seen.session_renewed()
+            self.faults.session_renewed()
 
     async def _reregister(self) -> None:
         try:

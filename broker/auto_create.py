@@ -11,43 +11,51 @@ answer. A topic already being created answers UNKNOWN_TOPIC_OR_PARTITION, as in 
 """
 
 import asyncio
-from typing import TYPE_CHECKING
+import dataclasses
+from typing import Any, Callable
 
+from controller.admin import AdminController
 from controller.topics import NewTopic
-from coordinator.runtime import GROUP_METADATA_TOPIC
-from coordinator.txn.runtime import TRANSACTION_STATE_TOPIC
 from model.errors import ErrorCode
-from .config import inter_broker_credentials
+from .config import BrokerConfig, inter_broker_credentials
 from .context import RequestContext
+from .forwarding import ForwardingManager
 from .handlers.admin_common import caller
+from .metadata_cache import MetadataCache
 from .protocol import api_table
 from .protocol.build import build
 from .protocol.codec import decode_request, decode_response, encode_request, request_schema
 
-if TYPE_CHECKING:
-    from .app import Broker
-
 CREATE_TOPICS_VERSION = 7
+TopicSpec = tuple[int, int, dict[str, str]]  # partitions, replication factor, configs
 # what createTopicsInZk answers for these creation outcomes: the topic is there (or on its way)
 _CREATED = frozenset({ErrorCode.none, ErrorCode.topic_already_exists, ErrorCode.request_timed_out})
 
 
-def internal_topic_spec(broker, partitions_key: str, replication_key: str, configs) -> tuple[int, int, dict[str, str]]:
+def internal_topic_spec(config: BrokerConfig, cache: MetadataCache, partitions_key: str, replication_key: str,
+                        configs) -> TopicSpec:
     """(partitions, replication factor, configs(replication)) of an internal topic created on first
     need, its replication factor capped by the live brokers (Kafka refuses until enough are alive)."""
-    replication = min(broker.config[replication_key], max(len(broker.cache.brokers), 1))
-    return broker.config[partitions_key], replication, configs(replication)
+    replication = min(config[replication_key], max(len(cache.brokers), 1))
+    return config[partitions_key], replication, configs(replication)
 
 
-def broker_principal(broker) -> str:
+def broker_principal(config: BrokerConfig) -> str:
     """The principal this broker has on the inter-broker listener (User:ANONYMOUS over PLAINTEXT)."""
-    credentials = inter_broker_credentials(broker.config)
+    credentials = inter_broker_credentials(config)
     return f"User:{credentials[1]}" if credentials is not None else "User:ANONYMOUS"
 
 
 class AutoTopicCreator:
-    def __init__(self, broker: "Broker"):
-        self._broker = broker
+    def __init__(self, config: BrokerConfig, admin: AdminController, forwarding: ForwardingManager,
+                 internal_specs: dict[str, Callable[[], TopicSpec]], log: Any):
+        """`internal_specs`: what the internal topics get (__consumer_offsets, __transaction_state:
+        their coordinators say), by name."""
+        self._config = config
+        self._admin = admin
+        self._forwarding = forwarding
+        self._internal_specs = internal_specs
+        self._log = log
         self._in_flight: set[str] = set()
         self._tasks: set[asyncio.Task] = set()
 
@@ -57,7 +65,7 @@ class AutoTopicCreator:
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
     def request(self, names: list[str], ctx: RequestContext,
-                spec: tuple[int, int, dict[str, str]] | None = None) -> None:
+                spec: TopicSpec | None = None) -> None:
         """Create `names` in the background as this broker's own request (FindCoordinator's internal
         topics: Kafka passes no client context; its client is answered COORDINATOR_NOT_AVAILABLE
         whatever the creation gives)."""
@@ -67,7 +75,7 @@ class AutoTopicCreator:
         task.add_done_callback(self._tasks.discard)
 
     async def create(self, names: list[str], ctx: RequestContext,
-                     spec: tuple[int, int, dict[str, str]] | None = None, as_broker: bool = False) -> dict[str, int]:
+                     spec: TopicSpec | None = None, as_broker: bool = False) -> dict[str, int]:
         """Create `names` on behalf of the request `ctx`; the error code Metadata answers for each.
         `spec` (partitions, replication factor, configs) replaces what each name gets otherwise:
         the internal topics' own (AutoTopicCreationManager.creatableTopic), else the broker defaults."""
@@ -78,7 +86,7 @@ class AutoTopicCreator:
         self._in_flight.update(fresh)
         try:
             topics = [(n, *(spec or self._spec(n))) for n in fresh]
-            if self._broker.admin.active:
+            if self._admin.active:
                 outcomes = await self._create_here(topics, ctx)
             else:
                 outcomes = await self._ask_controller(topics, ctx, as_broker)
@@ -89,17 +97,15 @@ class AutoTopicCreator:
                 codes[name] = ErrorCode.leader_not_available if code in _CREATED else code
         return codes
 
-    def _spec(self, name: str) -> tuple[int, int, dict[str, str]]:
-        coordinators = self._broker.coordinators
-        if name == GROUP_METADATA_TOPIC:
-            return coordinators.offsets_topic_spec()
-        if name == TRANSACTION_STATE_TOPIC:
-            return coordinators.txn.topic_spec()
-        config = self._broker.config
+    def _spec(self, name: str) -> TopicSpec:
+        internal = self._internal_specs.get(name)
+        if internal is not None:
+            return internal()
+        config = self._config
         return config["num.partitions"], config["default.replication.factor"], {}
 
     async def _create_here(self, topics: list[tuple], ctx: RequestContext) -> dict[str, int]:
-        outcomes = await self._broker.admin.create_topics(
+        outcomes = await self._admin.create_topics(
             [NewTopic(n, partitions, replication, configs=dict(configs)) for n, partitions, replication, configs in topics],
             validate_only=False, timeout_ms=0, caller=caller(ctx))
         return {o.name: int(o.error_code) for o in outcomes}
@@ -114,15 +120,15 @@ class AutoTopicCreator:
         frame = encode_request(request, ctx.request.correlation_id, ctx.request.client_id)[4:]
         create = decode_request(frame, api_table.lookup(19), CREATE_TOPICS_VERSION)
         # the broker's own request (FindCoordinator) is authorized as the broker's principal
-        principal = broker_principal(self._broker) if as_broker else ctx.principal
-        as_client = RequestContext(self._broker, create, ctx.listener, principal, ctx.client_host,
-                                   ctx.log.bind(api="create_topics", auto_create=True), connection=ctx.connection)
+        principal = broker_principal(self._config) if as_broker else ctx.principal
+        as_client = dataclasses.replace(ctx, request=create, principal=principal, forwarded_by=None,
+                                        log=ctx.log.bind(api="create_topics", auto_create=True))
         try:
-            answer = await self._broker.forwarding.forward(as_client)
+            answer = await self._forwarding.forward(as_client)
             if isinstance(answer, (bytes, bytearray, memoryview)):  # the controller's response frame
                 answer = decode_response(bytes(answer), request_schema(19, CREATE_TOPICS_VERSION))[1]
             return {t.name: int(t.error_code) for t in answer.topics}
         except Exception as exc:  # the client's next Metadata asks again
-            self._broker.log.warning("auto topic creation request failed", topics=[t[0] for t in topics],
+            self._log.warning("auto topic creation request failed", topics=[t[0] for t in topics],
                                      error=repr(exc))
             return {}

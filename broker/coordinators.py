@@ -171,6 +171,7 @@ class Coordinators:
     def offsets_topic_spec(self) -> tuple[int, int, dict[str, str]]:
         """(partitions, replication factor, configs) as Kafka's GroupCoordinator.offsetsTopicConfigs."""
         segment = str(self._broker.config["offsets.topic.segment.bytes"])
-        return internal_topic_spec(self._broker, "offsets.topic.num.partitions", "offsets.topic.replication.factor",
+        return internal_topic_spec(self._broker.config, self._broker.cache, "offsets.topic.num.partitions",
+                                   "offsets.topic.replication.factor",
                                    lambda _r: {"cleanup.policy": "compact", "compression.type": "producer",
                                                "segment.bytes": segment})

@@ -73,7 +73,7 @@ class TxnCoordinator:
         """(partitions, replication factor, configs) as TransactionStateManager.transactionTopicConfigs;
         min.insync.replicas capped by the replication factor (Kafka keeps 2, which one broker cannot meet)."""
         config = self._broker.config
-        return internal_topic_spec(self._broker, "transaction.state.log.num.partitions",
+        return internal_topic_spec(config, self._broker.cache, "transaction.state.log.num.partitions",
                                    "transaction.state.log.replication.factor", lambda replication: {
                                        "cleanup.policy": "compact", "compression.type": "uncompressed",
                                        "unclean.leader.election.enable": "false",

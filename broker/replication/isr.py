@@ -40,7 +40,7 @@ class IsrManager:
                     self.request_change(partition, new_isr, "shrink")
 
     def request_change(self, partition: Partition, new_isr: list[int], reason: str) -> None:
-        channel = getattr(self._replicas.broker, "controller_channel", None)
+        channel = self._replicas.controller_channel
         if channel is None or partition.isr_change_pending:
             return
         partition.isr_change_pending = True

@@ -10,13 +10,19 @@ woken by appends and high-watermark moves.
 
 import asyncio
 import time
-from typing import TYPE_CHECKING
+from typing import Any, Callable
+
+from prometheus_client import CollectorRegistry
 
 from model.topic_configs import ConfigValidationError, effective_topic_configs
 from model.errors import ErrorCode, KafkaError
 from storage.config import LogConfig
 from storage.log_manager import LogManager
 
+from ..config import BrokerConfig
+from ..controller_channel import ControllerChannel
+from ..inter_broker import InterBrokerConnector
+from ..metadata_cache import MetadataCache
 from ..purgatory import Purgatory
 from .appends import Appender
 from .fetch_sessions import FetchSessionCache
@@ -26,26 +32,28 @@ from .metrics import ReplicationMetrics
 from .partition import Partition
 from .reads import Reader
 
-if TYPE_CHECKING:
-    from ..app import Broker
-
 
 def now_ms() -> float:
     return time.time() * 1000
 
 
 class ReplicaManager:
-    def __init__(self, broker: "Broker"):
-        self.broker = broker
-        self.broker_id = broker.broker_id
-        self.config = broker.config
-        self.cache = broker.cache
-        self.log = broker.log.bind(component="replicas")
-        self.connector = broker.inter_broker  # the followers' connections to their leaders
+    def __init__(self, config: BrokerConfig, cache: MetadataCache, broker_layers: Callable[[], tuple[dict, dict, dict]],
+                 connector: InterBrokerConnector | None, controller_channel: ControllerChannel | None,
+                 registry: CollectorRegistry, log: Any):
+        """`broker_layers`: this broker's config as topics inherit it (the admin plane's); `connector`:
+        the followers' connections to their leaders; `controller_channel`: AlterPartition (ISR changes)."""
+        self.broker_id = config.broker_id
+        self.config = config
+        self.cache = cache
+        self._broker_layers = broker_layers
+        self.connector = connector
+        self.controller_channel = controller_channel
+        self.log = log.bind(component="replicas")
         self.logs = LogManager(list(self.config["log.dirs"]), in_memory=self.config["fauxka.log.in.memory"])
         self.partitions: dict[tuple[str, int], Partition] = {}
         self.purgatory = Purgatory()
-        self.metrics = ReplicationMetrics(broker.metrics.registry, self)
+        self.metrics = ReplicationMetrics(registry, self)
         self.appender = Appender(self)
         self.reader = Reader(self)
         self.fetch_sessions = FetchSessionCache(self.config["max.incremental.fetch.session.cache.slots"])
@@ -150,7 +158,7 @@ class ReplicaManager:
         return (state.leader, state.leader_epoch) if state is not None else (-1, -1)
 
     def log_config(self, topic: str) -> LogConfig:
-        dynamic, dynamic_default, static = self.broker.admin.broker_layers()
+        dynamic, dynamic_default, static = self._broker_layers()
         try:
             entries = effective_topic_configs(self.cache.topic_configs.get(topic, {}), dynamic, dynamic_default,
                                               static, include_synonyms=False)

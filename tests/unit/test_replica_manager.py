@@ -51,13 +51,13 @@ class Broker:
                                         "fauxka.log.in.memory": "true"})
         self.cache, self.log, self.metrics = Cache(), structlog.get_logger(), BrokerMetrics()
         self.admin = Admin(self.config)
-        self.inter_broker = None  # no followers fetch here
 
 
 def run(tmp_path, scenario):
     async def main():
         broker = Broker(tmp_path)
-        replicas = ReplicaManager(broker)
+        replicas = ReplicaManager(broker.config, broker.cache, broker.admin.broker_layers, None, None,
+                                  broker.metrics.registry, broker.log)
         replicas.load()
         replicas.start()
         try:
