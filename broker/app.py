@@ -2,7 +2,6 @@
 controller election and listeners, started and stopped in order."""
 
 import asyncio
-import random
 import signal
 import socket
 import sys
@@ -43,6 +42,7 @@ from .producer_ids import ProducerIdManager
 from .registration import BrokerIdTaken, NoBrokerId, register, resolve_broker_id
 from .replication.replica_manager import ReplicaManager
 from .server import Server
+from .services import Services
 
 
 class Broker:
@@ -84,7 +84,15 @@ class Broker:
         # injected faults (fauxka fault, fauxka.testing), from ZooKeeper
         self.faults = FaultInjector(self.zk, config, self.cache, self.metrics, self.leadership,
                                     lambda: self.election.active, log)
-        self.server = Server(self)
+        # what a request may use: the server hands it to every request's context
+        self.services = Services(
+            broker_id=self.broker_id, config=config, cache=self.cache, zk=self.zk, metrics=self.metrics,
+            authorizer=self.authorizer, tokens=self.tokens, quotas=self.quotas, admin=self.admin,
+            leadership=self.leadership, reassignments=self.reassignments, features=self.features,
+            forwarding=self.forwarding, replicas=self.replicas, producer_ids=self.producer_ids,
+            groups=self.coordinators, transactions=self.coordinators.txn, auto_create=self.auto_create,
+            faults=self.faults)
+        self.server = Server(self.services, log)
         self._stopped = asyncio.Event()
         self._fatal: BaseException | None = None
         self._tasks: set[asyncio.Task] = set()
@@ -94,19 +102,6 @@ class Broker:
 
             self.audit_publisher = AuditPublisher(config["audit.topic"], config, self.cache, self.admin, log)
             self.admin.audit.sink = self.audit_publisher.offer
-
-    @property
-    def is_controller(self) -> bool:
-        return self.election.active
-
-    def advertised_controller_id(self) -> int:
-        """The controller id clients are told (advertised.controller)."""
-        mode = self.config["advertised.controller"]
-        if mode == "self":
-            return self.broker_id
-        if mode == "random" and self.cache.brokers:
-            return random.choice(list(self.cache.brokers))
-        return self.cache.controller_id
 
     async def start(self) -> None:
         timeout_s = self.config["zookeeper.connection.timeout.ms"] / 1000

@@ -5,13 +5,24 @@ Without `authorizer.class.name` every request is allowed, as in Kafka. With it, 
 """
 
 import importlib
-from typing import Any
+from typing import Any, Protocol
 
 from .acl_authorizer import AclAuthorizer, AuthorizerConfigError
 
 AUTHORIZER_CLASS = "authorizer.class.name"
 # Kafka's class names for its ZooKeeper-mode ACL authorizer (SimpleAclAuthorizer: before 2.4).
 KAFKA_NAMES = ("kafka.security.authorizer.AclAuthorizer", "kafka.security.auth.SimpleAclAuthorizer")
+
+
+class Authorizer(Protocol):
+    """What the broker asks of an authorizer (AllowAll, AclAuthorizer, or a class of the user's)."""
+
+    async def start(self, timeout_s: float) -> None: ...
+
+    def authorize(self, principal: str, host: str, operation: str, resource_type: str, name: str,
+                  **log_options: Any) -> bool: ...
+
+    def close(self) -> None: ...
 
 
 class AllowAll:
@@ -26,7 +37,7 @@ class AllowAll:
         pass
 
 
-def load_authorizer(config, zk, log: Any):
+def load_authorizer(config, zk, log: Any) -> Authorizer:
     """The authorizer `authorizer.class.name` names; AuthorizerConfigError when it cannot be made."""
     name = config[AUTHORIZER_CLASS]
     if not name:

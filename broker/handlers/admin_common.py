@@ -46,7 +46,7 @@ def not_authorized_message(ctx) -> str:
     endpoint = conn.endpoint if conn is not None else None
     listener = endpoint.listener if endpoint else ctx.listener
     protocol = endpoint.security_protocol if endpoint else "PLAINTEXT"
-    bound = next((ep for ep in ctx.broker.server.bound if ep.listener == listener), endpoint)
+    bound = next((ep for ep in ctx.broker.bound if ep.listener == listener), endpoint)
     local = f"{(bound.host if bound else '') or ctx.client_host}:{bound.port if bound else 0}"
     connection_id = getattr(conn, "connection_id", None) or f"{local}-{ctx.client_host}:0-0"
     return (f"Request Request(processor=0, connectionId={connection_id}, "
