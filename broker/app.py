@@ -34,6 +34,7 @@ from .forwarding import ForwardingManager
 from .config import BrokerConfig
 from .dynamic_config import DynamicConfigApplier
 from .fault_injection import FaultInjector
+from .handlers import table as handlers
 from .inter_broker import InterBrokerConnector
 from .metadata_cache import MetadataCache
 from .metrics import BrokerMetrics
@@ -68,7 +69,7 @@ class Broker:
         # one connection to the controller, shared by envelopes and AlterPartition, producer ids, shutdown
         self.controller_link = ControllerLink(self.broker_id, self.cache, self.inter_broker, log)
         self.forwarding = ForwardingManager(self.controller_link, config["request.timeout.ms"], self.metrics,
-                                            lambda: self.admin.active)
+                                            lambda: self.admin.active, handlers.handler, handlers.error_response)
         self.controller_channel = ControllerChannel(self.broker_id, config, self.cache, self.controller_link, log)
         self.quotas = Quotas(self.zk, config, log, self.metrics)  # client quotas, enforced
         self.dynamic_config = DynamicConfigApplier(config, self.cache, log)  # dynamic broker configs that take effect
@@ -83,7 +84,7 @@ class Broker:
             TRANSACTION_STATE_TOPIC: self.coordinators.txn.topic_spec}, log)
         # injected faults (fauxka fault, fauxka.testing), from ZooKeeper
         self.faults = FaultInjector(self.zk, config, self.cache, self.metrics, self.leadership,
-                                    lambda: self.election.active, log)
+                                    lambda: self.election.active, handlers.error_response, log)
         # what a request may use: the server hands it to every request's context
         self.services = Services(
             broker_id=self.broker_id, config=config, cache=self.cache, zk=self.zk, metrics=self.metrics,
@@ -101,7 +102,7 @@ class Broker:
             from .audit_publisher import AuditPublisher
 
             self.audit_publisher = AuditPublisher(config["audit.topic"], config, self.cache, self.admin, log)
-            self.admin.audit.sink = self.audit_publisher.offer
+            self.admin.audit_to(self.audit_publisher.offer)
 
     async def start(self) -> None:
         timeout_s = self.config["zookeeper.connection.timeout.ms"] / 1000

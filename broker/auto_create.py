@@ -18,7 +18,6 @@ from controller.admin import AdminController
 from controller.topics import NewTopic
 from model.errors import ErrorCode
 from .config import BrokerConfig, inter_broker_credentials
-from .context import RequestContext
 from .forwarding import ForwardingManager
 from .handlers.admin_common import caller
 from .metadata_cache import MetadataCache
@@ -64,7 +63,7 @@ class AutoTopicCreator:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
-    def request(self, names: list[str], ctx: RequestContext,
+    def request(self, names: list[str], ctx,
                 spec: TopicSpec | None = None) -> None:
         """Create `names` in the background as this broker's own request (FindCoordinator's internal
         topics: Kafka passes no client context; its client is answered COORDINATOR_NOT_AVAILABLE
@@ -74,7 +73,7 @@ class AutoTopicCreator:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def create(self, names: list[str], ctx: RequestContext,
+    async def create(self, names: list[str], ctx,
                      spec: TopicSpec | None = None, as_broker: bool = False) -> dict[str, int]:
         """Create `names` on behalf of the request `ctx`; the error code Metadata answers for each.
         `spec` (partitions, replication factor, configs) replaces what each name gets otherwise:
@@ -104,13 +103,13 @@ class AutoTopicCreator:
         config = self._config
         return config["num.partitions"], config["default.replication.factor"], {}
 
-    async def _create_here(self, topics: list[tuple], ctx: RequestContext) -> dict[str, int]:
+    async def _create_here(self, topics: list[tuple], ctx) -> dict[str, int]:
         outcomes = await self._admin.create_topics(
             [NewTopic(n, partitions, replication, configs=dict(configs)) for n, partitions, replication, configs in topics],
             validate_only=False, timeout_ms=0, caller=caller(ctx))
         return {o.name: int(o.error_code) for o in outcomes}
 
-    async def _ask_controller(self, topics: list[tuple], ctx: RequestContext, as_broker: bool) -> dict[str, int]:
+    async def _ask_controller(self, topics: list[tuple], ctx, as_broker: bool) -> dict[str, int]:
         """The controller's answer per topic; none (UNKNOWN_TOPIC_OR_PARTITION) if it gave none."""
         request = build(request_schema(19, CREATE_TOPICS_VERSION), {
             "topics": [{"name": n, "num_partitions": partitions, "replication_factor": replication,

@@ -30,21 +30,25 @@ from .controller_link import CLIENT_ID_PREFIX as FORWARDER_PREFIX
 from .metadata_cache import MetadataCache
 from .metrics import BrokerMetrics
 from .replication.fetcher import CLIENT_ID_PREFIX as FETCHER_PREFIX
+from .protocol.codec import Request
 from .request_trace import RequestTrace
-from .handlers.table import error_response
 
 HANG_POLL_S = 0.05
 
 
 class FaultInjector:
     def __init__(self, zk: ZkStore, config: BrokerConfig, cache: MetadataCache, metrics: BrokerMetrics,
-                 leadership: PartitionLeadership, is_controller: Callable[[], bool], log: Any):
+                 leadership: PartitionLeadership, is_controller: Callable[[], bool],
+                 error_response: Callable[[Request, int], Any], log: Any):
+        """`error_response`: an api's answer carrying one error code (broker/handlers/table.py's;
+        given, not imported: the handlers' context carries this injector)."""
         self._broker_id = config.broker_id
         self._config = config
         self._cache = cache
         self._metrics = metrics
         self._leadership = leadership  # the controller's: `leader` and `storage` faults
         self._is_controller = is_controller
+        self._error_response = error_response
         self._log = log
         self.store = FaultStore(zk)
         self.watch = FaultWatch(zk, self._changed)
@@ -217,7 +221,7 @@ class FaultInjector:
         request = ctx.request
         key = request.api.key
         if key not in PARTITION_APIS:
-            return error_response(request, code)
+            return self._error_response(request, code)
         hit = [tp for tp in facts.partitions if affects(fault.scope, tp)]
         if key == fault_responses.FETCH and facts.replica_id >= 0:  # a follower whose log failed (storage)
             rest = fault_responses.follower_fetch_without(request.body, set(hit))
