@@ -39,7 +39,8 @@ class InterBrokerConnector:
         try:
             conn = await kind.open(endpoint.host, endpoint.port, timeout_s, client_id, ssl=config.tls.inter_broker)
         except ssl.SSLError as exc:
-            raise InterBrokerConnectError(f"TLS handshake with broker {broker_id} failed: {exc.reason or exc}") from None
+            reason = exc.reason or exc
+            raise InterBrokerConnectError(f"TLS handshake with broker {broker_id} failed: {reason}") from None
         except (OSError, asyncio.TimeoutError) as exc:
             raise InterBrokerConnectError(f"broker {broker_id} unreachable: {str(exc) or type(exc).__name__}") from None
         credentials = inter_broker_credentials(config)

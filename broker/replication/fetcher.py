@@ -29,7 +29,8 @@ CLIENT_ID_PREFIX = "fauxka-replica-fetcher-"
 
 
 class FetcherManager:
-    def __init__(self, hosted: HostedPartitions, connector: InterBrokerConnector | None, config, spawn: Callable[..., Any], log: Any):
+    def __init__(self, hosted: HostedPartitions, connector: InterBrokerConnector | None, config,
+                 spawn: Callable[..., Any], log: Any):
         """`hosted`: the partitions fetched into; `spawn(coro, name)`: a task the replica manager owns."""
         self._hosted = hosted
         self._connector = connector
