@@ -2,8 +2,6 @@
 controller election and listeners, started and stopped in order."""
 
 import asyncio
-import functools
-import random
 import signal
 import socket
 import sys
@@ -16,6 +14,8 @@ from controller.features import FeatureController
 from controller.partition_leadership import PartitionLeadership
 from controller.policy import PolicyConfigError
 from controller.reassignment import Reassignments
+from coordinator.group.runtime import GROUP_METADATA_TOPIC
+from coordinator.txn.runtime import TRANSACTION_STATE_TOPIC
 from model import delegation_tokens, features
 from model.errors import KafkaError
 from zkstore import NodeExists, SessionState, ZkStore, ZkUnavailable
@@ -39,10 +39,11 @@ from .config import BrokerConfig
 from .context import Services
 from .dynamic_config import DynamicConfigApplier
 from .fault_injection import FaultInjector
+from .handlers import table as handlers
+from .inter_broker import InterBrokerConnector
 from .metadata_cache import MetadataCache
 from .metrics import BrokerMetrics
 from .quotas import Quotas
-from .inter_broker import connect
 from .registration import BrokerIdTaken, NoBrokerId, register, resolve_broker_id
 from .replication.replica_manager import ReplicaManager
 from .server import Server
@@ -61,34 +62,49 @@ class Broker:
         self.election = ControllerElection(self.zk, self.broker_id, log, self._controller_changed)
         self.applied = AppliedPublisher(self.zk, self.broker_id, log)
         self.admin = AdminController(self.zk, self.cache, self.election, config, log, CachePurgatory(self.cache.subscribe))
-        self.auto_create = AutoTopicCreator(self)
         self.authorizer = load_authorizer(config, self.zk, log)
         # delegation tokens, with a secret key
         self.tokens = TokenCache(self.zk, delegation_tokens.settings(config), log)
         self.leadership = PartitionLeadership(self.admin, config, log)
         self.reassignments = Reassignments(self.admin, self.leadership, log)  # KIP-455, on the controller
         self.features = FeatureController(self.admin, log)  # /feature (KIP-584), on the controller
-        self.controller_link = ControllerLink(self)  # one connection to the controller, shared:
-        self.forwarding = ForwardingManager(self)  # envelopes
-        self.controller_channel = ControllerChannel(self)  # AlterPartition, producer ids, shutdown
-        self.channel_manager = ControllerChannelManager(self)  # as controller: LeaderAndIsr, UpdateMetadata, StopReplica
+        self.inter_broker = InterBrokerConnector(self.cache, config)  # secured connections to other brokers
+        # one connection to the controller, shared by envelopes and AlterPartition, producer ids, shutdown
+        self.controller_link = ControllerLink(self.broker_id, self.cache, self.inter_broker, log)
+        self.forwarding = ForwardingManager(self.controller_link, config["request.timeout.ms"], self.metrics,
+                                            lambda: self.admin.active, handlers.handler, handlers.error_response)
+        self.controller_channel = ControllerChannel(self.broker_id, config, self.cache, self.controller_link, log)
+        # as controller: LeaderAndIsr, UpdateMetadata, StopReplica to every broker
+        self.channel_manager = ControllerChannelManager(self.broker_id, config, self.cache, self.inter_broker, log)
         self.quotas = Quotas(self.zk, config, log, self.metrics)  # client quotas, enforced
-        self.dynamic_config = DynamicConfigApplier(self)  # dynamic broker configs that take effect
-        self.replicas = ReplicaManager(self)  # partition logs, leader and follower roles
+        self.dynamic_config = DynamicConfigApplier(config, self.cache, log)  # dynamic broker configs that take effect
+        # partition logs, leader and follower roles
+        self.replicas = ReplicaManager(config, self.cache, self.admin.broker_layers, self.inter_broker,
+                                       self.controller_channel, self.metrics.registry, log)
         # the coordinator roles (broker/coordination/), siblings: groups while we lead __consumer_offsets
         # partitions, transactions while we lead __transaction_state ones
         self.producer_ids = ProducerIdManager(self.controller_channel, log)  # in blocks from the controller
         self.group_role = GroupRole(config, self.cache, self.replicas, self.metrics.registry, log)
         self.marker_writer = MarkerWriter(self.replicas, self.group_role.txn_marker_written)
-        markers = MarkerSender(self.marker_writer, self.cache, self.broker_id, functools.partial(connect, self),
+        markers = MarkerSender(self.marker_writer, self.cache, self.broker_id, self.inter_broker.connect,
                                config["request.timeout.ms"], log)
         self.txn_role = TxnRole(config, self.cache, self.replicas, self.producer_ids, markers, self.metrics.registry, log)
-        self.faults = FaultInjector(self)  # injected faults (fauxka fault, fauxka.testing), from ZooKeeper
-        self.services = Services(  # what the handlers use, handed to every request's context
-            self.broker_id, config, self.cache, self.zk, self.metrics, self.authorizer, self.tokens, self.quotas,
-            self.replicas, self.group_role, self.txn_role, self.marker_writer, self.producer_ids, self.admin, self.leadership,
-            self.reassignments, self.features, self.auto_create, self.forwarding, self.faults)
-        self.server = Server(self)
+        # Metadata's and FindCoordinator's topics created on first need; the internal ones as their coordinators say
+        self.auto_create = AutoTopicCreator(config, self.admin, self.forwarding, {
+            GROUP_METADATA_TOPIC: self.group_role.topic_spec,
+            TRANSACTION_STATE_TOPIC: self.txn_role.topic_spec}, log)
+        # injected faults (fauxka fault, fauxka.testing), from ZooKeeper
+        self.faults = FaultInjector(self.zk, config, self.cache, self.metrics, self.leadership,
+                                    lambda: self.election.active, handlers.error_response, log)
+        # what a request may use: the server hands it to every request's context (broker/context.py)
+        self.services = Services(
+            broker_id=self.broker_id, config=config, cache=self.cache, zk=self.zk, metrics=self.metrics,
+            authorizer=self.authorizer, tokens=self.tokens, quotas=self.quotas, replicas=self.replicas,
+            groups=self.group_role, transactions=self.txn_role, marker_writer=self.marker_writer,
+            producer_ids=self.producer_ids, admin=self.admin, leadership=self.leadership,
+            reassignments=self.reassignments, features=self.features, auto_create=self.auto_create,
+            forwarding=self.forwarding, faults=self.faults, bound=[])
+        self.server = Server(self.services, log)
         self._stopped = asyncio.Event()
         self._fatal: BaseException | None = None
         self._tasks: set[asyncio.Task] = set()
@@ -96,8 +112,8 @@ class Broker:
         if config["audit.topic"]:  # the controller's audit trail, published to a topic as well
             from .audit_publisher import AuditPublisher
 
-            self.audit_publisher = AuditPublisher(self, config["audit.topic"], log)
-            self.admin.audit.sink = self.audit_publisher.offer
+            self.audit_publisher = AuditPublisher(config["audit.topic"], config, self.cache, self.admin, log)
+            self.admin.audit_to(self.audit_publisher.offer)
 
     @property
     def is_controller(self) -> bool:
@@ -188,7 +204,7 @@ class Broker:
         elif state is SessionState.CONNECTED:
             self._spawn(self._reregister(), "re-register")
             self.applied.session_renewed()
-            self.faults.seen.session_renewed()
+            self.faults.session_renewed()
 
     async def _reregister(self) -> None:
         try:

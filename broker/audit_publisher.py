@@ -13,17 +13,16 @@ audit.topic.replication.factor capped by the live brokers), whatever auto.create
 
 import asyncio
 import collections
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from controller.admin import AdminController
 from controller.audit import Caller
 from controller.topics import NewTopic
 from model.errors import ErrorCode
 
 from .auto_create import CREATE_TOPICS_VERSION, broker_principal
-from .config import inter_broker_credentials, internal_topic_spec
-
-if TYPE_CHECKING:
-    from .app import Broker
+from .config import BrokerConfig, inter_broker_credentials, internal_topic_spec
+from .metadata_cache import MetadataCache
 
 MAX_QUEUED = 100_000
 RETRY_S = 1.0
@@ -31,9 +30,12 @@ FLUSH_S = 10.0
 
 
 class AuditPublisher:
-    def __init__(self, broker: "Broker", topic: str, log: Any):
-        self.broker = broker
+    def __init__(self, topic: str, config: BrokerConfig, cache: MetadataCache, admin: AdminController, log: Any):
         self.topic = topic
+        self._broker_id = config.broker_id
+        self._config = config
+        self._cache = cache
+        self._admin = admin
         self.log = log.bind(component="audit-publisher", topic=topic)
         self._queue: collections.deque[tuple[bytes, bytes]] = collections.deque()
         self._wake = asyncio.Event()
@@ -56,21 +58,21 @@ class AuditPublisher:
         internal topics: at first need, by the broker itself, not by a client's auto-creation),
         waiting until its partitions have leaders (request.timeout.ms at most) so the first send
         finds them."""
-        broker = self.broker
+        config, cache = self._config, self._cache
         async with self._creating:
-            if self.topic in broker.cache.topics or not broker.admin.active or self._refused:
+            if self.topic in cache.topics or not self._admin.active or self._refused:
                 return
             partitions, replication, _ = internal_topic_spec(
-                broker.config, len(broker.cache.brokers), "audit.topic.num.partitions",
-                "audit.topic.replication.factor", lambda _r: {})
-            registration = broker.cache.brokers.get(broker.broker_id)
-            endpoint = registration and registration.endpoint(broker.config.inter_broker_listener)
-            caller = Caller(principal=broker_principal(broker), client_address=endpoint.host if endpoint else "",
-                            receiving_broker=broker.broker_id, forwarded_by=None, api="create_topics",
+                config, len(cache.brokers), "audit.topic.num.partitions", "audit.topic.replication.factor",
+                lambda _r: {})
+            registration = cache.brokers.get(self._broker_id)
+            endpoint = registration and registration.endpoint(config.inter_broker_listener)
+            caller = Caller(principal=broker_principal(config), client_address=endpoint.host if endpoint else "",
+                            receiving_broker=self._broker_id, forwarded_by=None, api="create_topics",
                             api_version=CREATE_TOPICS_VERSION)
-            [outcome] = await broker.admin.create_topics([NewTopic(self.topic, partitions, replication)],
-                                                         validate_only=False, caller=caller,
-                                                         timeout_ms=broker.config["request.timeout.ms"])
+            [outcome] = await self._admin.create_topics([NewTopic(self.topic, partitions, replication)],
+                                                        validate_only=False, caller=caller,
+                                                        timeout_ms=config["request.timeout.ms"])
             code = ErrorCode(outcome.error_code)
             if code not in (ErrorCode.none, ErrorCode.request_timed_out, ErrorCode.topic_already_exists):
                 # each attempt is audited, hence published: retrying a lasting refusal would loop
@@ -80,9 +82,9 @@ class AuditPublisher:
                 self.log.info("audit topic created", partitions=partitions, replication_factor=replication)
 
     def _bootstrap(self) -> list[str]:
-        listener = self.broker.config.inter_broker_listener
+        listener = self._config.inter_broker_listener
         found = []
-        for registration in self.broker.cache.brokers.values():
+        for registration in self._cache.brokers.values():
             endpoint = registration.endpoint(listener)
             if endpoint is not None:
                 found.append(f"{endpoint.host}:{endpoint.port}")
@@ -92,10 +94,10 @@ class AuditPublisher:
         from aiokafka import AIOKafkaProducer
 
         settings: dict[str, Any] = {"acks": "all", "enable_idempotence": True, "linger_ms": 20,
-                                    "client_id": f"fauxka-audit-{self.broker.broker_id}",
+                                    "client_id": f"fauxka-audit-{self._broker_id}",
                                     "request_timeout_ms": 30_000}
-        tls = self.broker.config.tls.inter_broker
-        credentials = inter_broker_credentials(self.broker.config)
+        tls = self._config.tls.inter_broker
+        credentials = inter_broker_credentials(self._config)
         if credentials is not None:
             mechanism, user, password = credentials
             settings.update(security_protocol="SASL_SSL" if tls else "SASL_PLAINTEXT", sasl_mechanism=mechanism,

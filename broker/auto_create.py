@@ -11,36 +11,42 @@ answer. A topic already being created answers UNKNOWN_TOPIC_OR_PARTITION, as in 
 """
 
 import asyncio
-from typing import TYPE_CHECKING
+import dataclasses
+from typing import Any, Callable
 
+from controller.admin import AdminController
 from controller.topics import NewTopic
-from coordinator.group.runtime import GROUP_METADATA_TOPIC
-from coordinator.txn.runtime import TRANSACTION_STATE_TOPIC
 from model.errors import ErrorCode
-from .config import inter_broker_credentials
-from .context import RequestContext
+from .config import BrokerConfig, inter_broker_credentials
+from .forwarding import ForwardingManager
 from .handlers.admin_common import caller
+from .metadata_cache import MetadataCache
 from .protocol import api_table
 from .protocol.build import build
 from .protocol.codec import decode_request, decode_response, encode_request, request_schema
 
-if TYPE_CHECKING:
-    from .app import Broker
-
 CREATE_TOPICS_VERSION = 7
+TopicSpec = tuple[int, int, dict[str, str]]  # partitions, replication factor, configs
 # what createTopicsInZk answers for these creation outcomes: the topic is there (or on its way)
 _CREATED = frozenset({ErrorCode.none, ErrorCode.topic_already_exists, ErrorCode.request_timed_out})
 
 
-def broker_principal(broker) -> str:
+def broker_principal(config: BrokerConfig) -> str:
     """The principal this broker has on the inter-broker listener (User:ANONYMOUS over PLAINTEXT)."""
-    credentials = inter_broker_credentials(broker.config)
+    credentials = inter_broker_credentials(config)
     return f"User:{credentials[1]}" if credentials is not None else "User:ANONYMOUS"
 
 
 class AutoTopicCreator:
-    def __init__(self, broker: "Broker"):
-        self._broker = broker
+    def __init__(self, config: BrokerConfig, admin: AdminController, forwarding: ForwardingManager,
+                 internal_specs: dict[str, Callable[[], TopicSpec]], log: Any):
+        """`internal_specs`: what the internal topics get (__consumer_offsets, __transaction_state:
+        their coordinators say), by name."""
+        self._config = config
+        self._admin = admin
+        self._forwarding = forwarding
+        self._internal_specs = internal_specs
+        self._log = log
         self._in_flight: set[str] = set()
         self._tasks: set[asyncio.Task] = set()
 
@@ -49,8 +55,8 @@ class AutoTopicCreator:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
-    def request(self, names: list[str], ctx: RequestContext,
-                spec: tuple[int, int, dict[str, str]] | None = None) -> None:
+    def request(self, names: list[str], ctx,
+                spec: TopicSpec | None = None) -> None:
         """Create `names` in the background as this broker's own request (FindCoordinator's internal
         topics: Kafka passes no client context; its client is answered COORDINATOR_NOT_AVAILABLE
         whatever the creation gives)."""
@@ -59,8 +65,8 @@ class AutoTopicCreator:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def create(self, names: list[str], ctx: RequestContext,
-                     spec: tuple[int, int, dict[str, str]] | None = None, as_broker: bool = False) -> dict[str, int]:
+    async def create(self, names: list[str], ctx,
+                     spec: TopicSpec | None = None, as_broker: bool = False) -> dict[str, int]:
         """Create `names` on behalf of the request `ctx`; the error code Metadata answers for each.
         `spec` (partitions, replication factor, configs) replaces what each name gets otherwise:
         the internal topics' own (AutoTopicCreationManager.creatableTopic), else the broker defaults."""
@@ -71,7 +77,7 @@ class AutoTopicCreator:
         self._in_flight.update(fresh)
         try:
             topics = [(n, *(spec or self._spec(n))) for n in fresh]
-            if self._broker.admin.active:
+            if self._admin.active:
                 outcomes = await self._create_here(topics, ctx)
             else:
                 outcomes = await self._ask_controller(topics, ctx, as_broker)
@@ -82,21 +88,20 @@ class AutoTopicCreator:
                 codes[name] = ErrorCode.leader_not_available if code in _CREATED else code
         return codes
 
-    def _spec(self, name: str) -> tuple[int, int, dict[str, str]]:
-        if name == GROUP_METADATA_TOPIC:
-            return self._broker.group_role.topic_spec()
-        if name == TRANSACTION_STATE_TOPIC:
-            return self._broker.txn_role.topic_spec()
-        config = self._broker.config
+    def _spec(self, name: str) -> TopicSpec:
+        internal = self._internal_specs.get(name)
+        if internal is not None:
+            return internal()
+        config = self._config
         return config["num.partitions"], config["default.replication.factor"], {}
 
-    async def _create_here(self, topics: list[tuple], ctx: RequestContext) -> dict[str, int]:
-        outcomes = await self._broker.admin.create_topics(
+    async def _create_here(self, topics: list[tuple], ctx) -> dict[str, int]:
+        outcomes = await self._admin.create_topics(
             [NewTopic(n, partitions, replication, configs=dict(configs)) for n, partitions, replication, configs in topics],
             validate_only=False, timeout_ms=0, caller=caller(ctx))
         return {o.name: int(o.error_code) for o in outcomes}
 
-    async def _ask_controller(self, topics: list[tuple], ctx: RequestContext, as_broker: bool) -> dict[str, int]:
+    async def _ask_controller(self, topics: list[tuple], ctx, as_broker: bool) -> dict[str, int]:
         """The controller's answer per topic; none (UNKNOWN_TOPIC_OR_PARTITION) if it gave none."""
         request = build(request_schema(19, CREATE_TOPICS_VERSION), {
             "topics": [{"name": n, "num_partitions": partitions, "replication_factor": replication,
@@ -106,15 +111,15 @@ class AutoTopicCreator:
         frame = encode_request(request, ctx.request.correlation_id, ctx.request.client_id)[4:]
         create = decode_request(frame, api_table.lookup(19), CREATE_TOPICS_VERSION)
         # the broker's own request (FindCoordinator) is authorized as the broker's principal
-        principal = broker_principal(self._broker) if as_broker else ctx.principal
-        as_client = RequestContext.of(ctx, create, ctx.listener, principal, ctx.client_host,
-                                      ctx.log.bind(api="create_topics", auto_create=True), connection=ctx.connection)
+        principal = broker_principal(self._config) if as_broker else ctx.principal
+        as_client = dataclasses.replace(ctx, request=create, principal=principal, forwarded_by=None,
+                                        log=ctx.log.bind(api="create_topics", auto_create=True))
         try:
-            answer = await self._broker.forwarding.forward(as_client)
+            answer = await self._forwarding.forward(as_client)
             if isinstance(answer, (bytes, bytearray, memoryview)):  # the controller's response frame
                 answer = decode_response(bytes(answer), request_schema(19, CREATE_TOPICS_VERSION))[1]
             return {t.name: int(t.error_code) for t in answer.topics}
         except Exception as exc:  # the client's next Metadata asks again
-            self._broker.log.warning("auto topic creation request failed", topics=[t[0] for t in topics],
+            self._log.warning("auto topic creation request failed", topics=[t[0] for t in topics],
                                      error=repr(exc))
             return {}

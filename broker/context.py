@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from .auth.authorizer import Authorizer
     from .auth.token_cache import TokenCache
-    from .config import BrokerConfig
+    from .config import BrokerConfig, Endpoint
     from .connection import Connection
     from .coordination.group_role import GroupRole
     from .coordination.producer_ids import ProducerIdManager
@@ -89,6 +89,7 @@ class Services:
     auto_create: TopicCreator
     forwarding: Forwarder
     faults: Faults | None
+    bound: "list[Endpoint]"  # the listeners as bound (the port a configured 0 became); server.py fills it
 
     def advertised_controller_id(self) -> int:
         """The controller id clients are told (advertised.controller)."""

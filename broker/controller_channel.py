@@ -11,15 +11,15 @@ import asyncio
 import time
 import uuid
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from model.errors import ErrorCode, KafkaError
 
+from .config import BrokerConfig
+from .controller_link import ControllerLink
+from .metadata_cache import MetadataCache
 from .protocol.build import build
 from .protocol.codec import RequestParseError, request_schema
-
-if TYPE_CHECKING:
-    from .app import Broker
 
 DEFAULT_TIMEOUT_S = 30.0  # request.timeout.ms's default; callers with their own deadline pass it
 
@@ -34,18 +34,21 @@ class IsrResult:
 
 
 class ControllerChannel:
-    def __init__(self, broker: "Broker"):
-        self._broker = broker
-        self._link = broker.controller_link
+    def __init__(self, broker_id: int, config: BrokerConfig, cache: MetadataCache, link: ControllerLink, log: Any):
+        self._broker_id = broker_id
+        self._config = config
+        self._cache = cache
+        self._link = link
+        self._log = log
 
     async def close(self) -> None:
         await self._link.close()
 
     def _broker_epoch(self) -> int:
-        return self._broker.cache.broker_epochs.get(self._broker.broker_id, -1)
+        return self._cache.broker_epochs.get(self._broker_id, -1)
 
     def _timeout_s(self) -> float:
-        return self._broker.config["request.timeout.ms"] / 1000
+        return self._config["request.timeout.ms"] / 1000
 
     async def send(self, request: Any, deadline: float, retriable: frozenset = frozenset()) -> Any:
         """The controller's response to `request`, retried on NOT_CONTROLLER (top level), on any
@@ -78,7 +81,7 @@ class ControllerChannel:
         """AlterPartition v3 for one partition; the controller's per-partition answer. A top-level
         error other than NOT_CONTROLLER comes back as the result's error."""
         request = build(request_schema(56, 3), {
-            "broker_id": self._broker.broker_id, "broker_epoch": self._broker_epoch(),
+            "broker_id": self._broker_id, "broker_epoch": self._broker_epoch(),
             "topics": [{"topic_id": topic_id, "partitions": [{
                 "partition_index": partition, "leader_epoch": leader_epoch,
                 "new_isr_with_epochs": [{"broker_id": b, "broker_epoch": -1} for b in new_isr],
@@ -95,7 +98,7 @@ class ControllerChannel:
 
     async def allocate_producer_ids(self) -> tuple[int, int]:
         """AllocateProducerIds v0: (first id, count) of a new block for this broker."""
-        request = build(request_schema(67, 0), {"broker_id": self._broker.broker_id,
+        request = build(request_schema(67, 0), {"broker_id": self._broker_id,
                                                 "broker_epoch": self._broker_epoch()})
         response = await self.send(request, time.monotonic() + self._timeout_s())
         if int(response.error_code) != 0:
@@ -106,12 +109,12 @@ class ControllerChannel:
         """ControlledShutdown v3 as KafkaServer.controlledShutdown: up to controlled.shutdown.max.retries
         attempts, each until request.timeout.ms, controlled.shutdown.retry.backoff.ms apart, until
         the controller answers NONE with no remaining partitions. KafkaError when it never does."""
-        config = self._broker.config
+        config = self._config
         attempts = max(1, config["controlled.shutdown.max.retries"])
         backoff_s = config["controlled.shutdown.retry.backoff.ms"] / 1000
         last = "no answer"
         for attempt in range(attempts):
-            request = build(request_schema(7, 3), {"broker_id": self._broker.broker_id,
+            request = build(request_schema(7, 3), {"broker_id": self._broker_id,
                                                    "broker_epoch": self._broker_epoch()})
             try:
                 response = await self.send(request, time.monotonic() + self._timeout_s())
@@ -122,7 +125,7 @@ class ControllerChannel:
                 if int(response.error_code) == 0 and not remaining:
                     return
                 last = f"error {ErrorCode(int(response.error_code)).name}, remaining partitions {remaining}"
-            self._broker.log.warning("controlled shutdown attempt failed", attempt=attempt + 1, reason=last)
+            self._log.warning("controlled shutdown attempt failed", attempt=attempt + 1, reason=last)
             if attempt + 1 < attempts:
                 await asyncio.sleep(backoff_s)
         raise KafkaError(ErrorCode.request_timed_out, f"controlled shutdown did not complete: {last}")

@@ -17,16 +17,15 @@ not send to itself: its cache is where the requests are built from.
 """
 
 import asyncio
-from typing import TYPE_CHECKING
+from typing import Any
 
 from model.errors import ErrorCode
 
 from . import controller_messages as messages
-from .inter_broker import InterBrokerConnectError, connect
+from .config import BrokerConfig
+from .inter_broker import InterBrokerConnectError, InterBrokerConnector
+from .metadata_cache import MetadataCache
 from .protocol.codec import RequestParseError
-
-if TYPE_CHECKING:
-    from .app import Broker
 
 CLIENT_ID_PREFIX = "fauxka-controller-"  # + the controller's id; fault_injection reads the sender from it
 RETRY_BACKOFF_S = 0.1
@@ -34,13 +33,33 @@ Key = tuple[str, int]
 
 
 class ControllerChannelManager:
-    def __init__(self, broker: "Broker"):
-        self._broker = broker
-        self._cache = broker.cache
+    def __init__(self, broker_id: int, config: BrokerConfig, cache: MetadataCache, inter_broker: InterBrokerConnector,
+                 log: Any):
+        self._broker_id = broker_id
+        self._config = config
+        self._cache = cache
+        self._inter_broker = inter_broker
+        self._log = log
         self._senders: dict[int, _BrokerSender] = {}
         self._unsubscribe = None
         self._epoch = -1
         self._assignments: dict = {}  # topic -> its assignment as last seen: the replicas of a deleted one
+
+    # what its per-broker senders use
+    @property
+    def broker_id(self) -> int:
+        return self._broker_id
+
+    @property
+    def config(self) -> BrokerConfig:
+        return self._config
+
+    @property
+    def log(self) -> Any:
+        return self._log
+
+    def connect(self, broker_id: int, timeout_s: float, client_id: str):
+        return self._inter_broker.connect(broker_id, timeout_s, client_id)
 
     @property
     def epoch(self) -> int:
@@ -93,7 +112,7 @@ class ControllerChannelManager:
 
     def _follow(self, broker_id: int) -> None:
         """A broker registered, re-registered or went away: its sender (re)started or ended."""
-        if broker_id == self._broker.broker_id:
+        if broker_id == self._broker_id:
             return
         epoch = self._cache.broker_epochs.get(broker_id)
         sender = self._senders.get(broker_id)
@@ -109,7 +128,7 @@ class ControllerChannelManager:
     def batch(self, broker_id: int, broker_epoch: int, full: bool, keys: set[Key],
               deleted: dict[str, list[int]], stop: dict[str, list[int]]) -> list:
         """The requests for one broker, in Kafka's order: LeaderAndIsr, UpdateMetadata, StopReplica."""
-        cache, me, epoch = self._cache, self._broker.broker_id, self._epoch
+        cache, me, epoch = self._cache, self._broker_id, self._epoch
         if full:
             keys = set(cache.partition_states)
         requests = [messages.leader_and_isr(cache, me, epoch, broker_id, broker_epoch, keys),
@@ -152,9 +171,9 @@ class _BrokerSender:
         return self._task
 
     async def _run(self) -> None:
-        broker = self._manager._broker
+        manager = self._manager
         conn = None
-        timeout_s = broker.config["controller.socket.timeout.ms"] / 1000
+        timeout_s = manager.config["controller.socket.timeout.ms"] / 1000
         try:
             while True:
                 await self._wake.wait()
@@ -163,21 +182,20 @@ class _BrokerSender:
                 self._full, self._keys, self._deleted, self._stop = False, set(), {}, {}
                 try:
                     if conn is None or conn.closed:
-                        conn = await connect(broker, self.broker_id, timeout_s,
-                                             f"{CLIENT_ID_PREFIX}{broker.broker_id}")
+                        conn = await manager.connect(self.broker_id, timeout_s, f"{CLIENT_ID_PREFIX}{manager.broker_id}")
                     for request in self._manager.batch(self.broker_id, self.broker_epoch, full, keys, deleted, stop):
                         response = await conn.send(request, timeout_s)
                         code = ErrorCode(int(response.error_code))
                         if code != ErrorCode.none:
-                            broker.log.warning("broker refused a controller request", broker=self.broker_id,
+                            manager.log.warning("broker refused a controller request", broker=self.broker_id,
                                                api=type(request).__name__, error=code.name)
                 except Exception as exc:  # noqa: BLE001 - whatever it was, the broker gets everything again
                     if isinstance(exc, (InterBrokerConnectError, ConnectionError, OSError, TimeoutError,
                                         RequestParseError)):
-                        broker.log.info("controller request not delivered; retrying", broker=self.broker_id,
+                        manager.log.info("controller request not delivered; retrying", broker=self.broker_id,
                                         error=str(exc) or type(exc).__name__)
                     else:
-                        broker.log.exception("controller request failed", broker=self.broker_id, error=repr(exc))
+                        manager.log.exception("controller request failed", broker=self.broker_id, error=repr(exc))
                     if conn is not None:
                         await conn.close()
                         conn = None

@@ -3,31 +3,32 @@
 Shared by the forwarding manager (envelopes, KIP-590) and the controller channel
 (AlterPartition, AllocateProducerIds, ControlledShutdown), as Kafka's brokers share the
 node-to-controller channel (NodeToControllerChannelManager). It follows the metadata
-cache's controller; inter_broker.connect secures it (TLS, SASL) as the listener requires.
+cache's controller; broker/inter_broker.py secures it (TLS, SASL) as the listener requires.
 """
 
 import asyncio
 import time
-from typing import TYPE_CHECKING
+from typing import Any
 
-from .inter_broker import InterBrokerConnectError, connect
+from .inter_broker import InterBrokerConnectError, InterBrokerConnector
+from .metadata_cache import MetadataCache
 from .protocol.client import PipelinedConnection
-
-if TYPE_CHECKING:
-    from .app import Broker
 
 RETRY_BACKOFF_S = 0.1
 CLIENT_ID_PREFIX = "fauxka-forwarder-"  # the controller reads the sending broker's id from it
 
 
 class ControllerLink:
-    def __init__(self, broker: "Broker"):
-        self._broker = broker
+    def __init__(self, broker_id: int, cache: MetadataCache, connector: InterBrokerConnector, log: Any):
+        self._client_id = f"{CLIENT_ID_PREFIX}{broker_id}"
+        self._cache = cache
+        self._connector = connector
+        self._log = log
         self._channel: PipelinedConnection | None = None
         self._channel_controller = -1
         self._connecting = asyncio.Lock()
         self._controller_news = asyncio.Event()
-        broker.cache.subscribe(self._on_cache_event)
+        cache.subscribe(self._on_cache_event)
 
     def _on_cache_event(self, event: tuple) -> None:
         if event[0] in ("controller", "broker"):
@@ -42,7 +43,7 @@ class ControllerLink:
         """The connection to the controller the cache names (opened if needed); None when there is
         none or it cannot be reached now."""
         async with self._connecting:
-            cache = self._broker.cache
+            cache = self._cache
             controller = cache.controller_id
             if self._channel is not None and not self._channel.closed and self._channel_controller == controller:
                 return self._channel
@@ -50,9 +51,9 @@ class ControllerLink:
             if controller not in cache.brokers:
                 return None
             try:
-                channel = await connect(self._broker, controller, timeout_s, f"{CLIENT_ID_PREFIX}{self._broker.broker_id}")
+                channel = await self._connector.connect(controller, timeout_s, self._client_id)
             except InterBrokerConnectError as exc:
-                self._broker.log.warning("no connection to the controller", error=str(exc))
+                self._log.warning("no connection to the controller", error=str(exc))
                 return None
             self._channel, self._channel_controller = channel, controller
             return channel

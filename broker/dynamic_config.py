@@ -10,32 +10,33 @@ Kafka's DynamicBrokerConfig reconfigures it:
   does not act on it.
 """
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 from model import broker_configs as bc
 from model.topic_configs import BROKER_SYNONYM_KEYS
 
+from .config import BrokerConfig
+from .metadata_cache import MetadataCache
 from .tls.settings import TlsConfigError, inter_broker_context, listener_tls
-
-if TYPE_CHECKING:
-    from .app import Broker
 
 
 class DynamicConfigApplier:
-    def __init__(self, broker: "Broker"):
-        self._broker = broker
-        self._log = broker.log.bind(component="dynamic-config")
+    def __init__(self, config: BrokerConfig, cache: MetadataCache, log: Any):
+        self._config = config
+        self._entity = str(config.broker_id)
+        self._cache = cache
+        self._log = log.bind(component="dynamic-config")
         self._applied: dict[str, str] = {}
-        broker.cache.subscribe(self._on_cache_event)
+        cache.subscribe(self._on_cache_event)
 
     def _on_cache_event(self, event: tuple) -> None:
-        if event[0] == "broker_config" and event[1] in (bc.DEFAULT_ENTITY, str(self._broker.broker_id)):
+        if event[0] == "broker_config" and event[1] in (bc.DEFAULT_ENTITY, self._entity):
             self.apply()
 
     def effective(self) -> dict[str, str]:
-        configs = self._broker.cache.broker_configs
+        configs = self._cache.broker_configs
         return {**bc.effective_dynamic(configs.get(bc.DEFAULT_ENTITY, {}), False),
-                **bc.effective_dynamic(configs.get(str(self._broker.broker_id), {}), True)}
+                **bc.effective_dynamic(configs.get(self._entity, {}), True)}
 
     def apply(self) -> None:
         current = self.effective()
@@ -55,7 +56,7 @@ class DynamicConfigApplier:
             self._reload_tls(listener, current)
 
     def _reload_tls(self, listener: str, dynamic: dict[str, str]) -> None:
-        config = self._broker.config
+        config = self._config
         endpoint = next((ep for ep in config.listeners if ep.listener == listener), None)
         tls = config.tls
         if endpoint is None or endpoint.listener not in tls.listeners:

@@ -15,8 +15,10 @@ import json
 import time
 from typing import Any, Awaitable, Callable
 
+from controller.partition_leadership import PartitionLeadership
 from model.errors import ErrorCode
 from model.faults import PARTITION_APIS, Fault, RequestFacts, affects, first_match
+from zkstore import ZkStore
 from zkstore import paths as zp
 from zkstore.faults import FaultStore, FaultWatch
 from zkstore.link_fault import LinkCut, wait_fault_gone
@@ -24,23 +26,37 @@ from zkstore.link_fault import LinkCut, wait_fault_gone
 from . import fault_responses
 from .applied import LatestValuePublisher
 from .controller_channel_manager import CLIENT_ID_PREFIX as CONTROLLER_PREFIX
+from .config import BrokerConfig
 from .controller_link import CLIENT_ID_PREFIX as FORWARDER_PREFIX
+from .metadata_cache import MetadataCache
+from .metrics import BrokerMetrics
 from .replication.fetcher import CLIENT_ID_PREFIX as FETCHER_PREFIX
+from .protocol.codec import Request
 from .request_trace import RequestTrace
-from .handlers.table import error_response
 
 HANG_POLL_S = 0.05
 
 
 class FaultInjector:
-    def __init__(self, broker):
-        self._broker = broker
-        self.store = FaultStore(broker.zk)
-        self.watch = FaultWatch(broker.zk, self._changed)
-        self.trace = RequestTrace(broker, self._publish_seen)
+    def __init__(self, zk: ZkStore, config: BrokerConfig, cache: MetadataCache, metrics: BrokerMetrics,
+                 leadership: PartitionLeadership, is_controller: Callable[[], bool],
+                 error_response: Callable[[Request, int], Any], log: Any):
+        """`error_response`: an api's answer carrying one error code (broker/handlers/table.py's;
+        given, not imported: the handlers' context carries this injector)."""
+        self._broker_id = config.broker_id
+        self._config = config
+        self._cache = cache
+        self._metrics = metrics
+        self._leadership = leadership  # the controller's: `leader` and `storage` faults
+        self._is_controller = is_controller
+        self._error_response = error_response
+        self._log = log
+        self.store = FaultStore(zk)
+        self.watch = FaultWatch(zk, self._changed)
+        self.trace = RequestTrace(zk, config["fauxka.trace.file"], self._publish_seen)
         # what this broker obeys, for fauxka.testing to wait on (FAULTS_SEEN/<id>)
-        self.seen = LatestValuePublisher(broker.zk, zp.faults_seen_path(broker.broker_id), broker.log, "faults obeyed")
-        self.link = LinkCut(broker.zk)  # `zookeeper` faults
+        self.seen = LatestValuePublisher(zk, zp.faults_seen_path(self._broker_id), log, "faults obeyed")
+        self.link = LinkCut(zk)  # `zookeeper` faults
         self._changed_event = asyncio.Event()
         self.hits = 0
         self._actions: dict[str, asyncio.Task] = {}  # leader/storage faults this controller is carrying out
@@ -67,6 +83,10 @@ class FaultInjector:
         await asyncio.gather(*tasks, return_exceptions=True)  # a cut link restored on the way
         await self.seen.stop()
 
+    def session_renewed(self) -> None:
+        """A new ZooKeeper session: publish what is obeyed again (its node was the old session's)."""
+        self.seen.session_renewed()
+
     def _changed(self) -> None:
         self._changed_event.set()
         self._changed_event = asyncio.Event()
@@ -82,10 +102,10 @@ class FaultInjector:
         change of the faults, and when this broker becomes controller)."""
         now_ms = int(time.time() * 1000)
         for fault in list(self.watch.faults.values()):
-            if (fault.kind == "zookeeper" and fault.scope.broker in (None, self._broker.broker_id)
+            if (fault.kind == "zookeeper" and fault.scope.broker in (None, self._broker_id)
                     and fault.id not in self._actions and not fault.expired(now_ms)):
                 self._start_action(fault, self._cut_zookeeper)
-        if self._broker.is_controller:
+        if self._is_controller():
             for fault in list(self.watch.faults.values()):
                 action = {"leader": self._move_leader, "storage": self._leave_failed_log}.get(fault.kind)
                 if action is not None and fault.id not in self._actions and fault.id not in self._done:
@@ -99,7 +119,7 @@ class FaultInjector:
     async def _cut_zookeeper(self, fault: Fault) -> None:
         """A `zookeeper` fault: this broker's link to ZooKeeper cut until the fault is removed or
         expires (zkstore/link_fault.py), watched meanwhile through a session of its own."""
-        config, log = self._broker.config, self._broker.log.bind(fault=fault.id)
+        config, log = self._config, self._log.bind(fault=fault.id)
         await self.seen.flushed(1.0)  # fauxka.testing learns that it is obeyed before the link goes
         self.link.cut_link()
         log.warning("zookeeper link cut (fault)")
@@ -113,9 +133,9 @@ class FaultInjector:
     async def _move_leader(self, fault: Fault) -> None:
         """A `leader` fault, on the active controller: through its partition leadership, then removed."""
         key = (fault.scope.topic, fault.scope.partition)
-        log = self._broker.log.bind(fault=fault.id, topic=key[0], partition=key[1], leader=fault.scope.broker)
+        log = self._log.bind(fault=fault.id, topic=key[0], partition=key[1], leader=fault.scope.broker)
         try:
-            moved = await self._broker.leadership.move_leader(key, fault.scope.broker)
+            moved = await self._leadership.move_leader(key, fault.scope.broker)
             log.info("leader fault applied" if moved else "leader fault not applicable (not a live in-sync replica)")
         except Exception as exc:  # the controller moved, ZooKeeper is away: the fault stays for the next one
             log.warning("leader fault failed", error=repr(exc))
@@ -126,15 +146,15 @@ class FaultInjector:
         """A `storage` fault, on the active controller, once: the failed replicas go offline (Kafka's
         controller on a log dir failure, KafkaController.onReplicasBecomeOffline): their
         leaderships move to another live in-sync replica and they leave the ISRs."""
-        failed, cache = fault.scope.broker, self._broker.cache
+        failed, cache = fault.scope.broker, self._cache
         keys = [(t, p) for (t, p), state in cache.partition_states.items()
                 if (state.leader == failed or failed in state.isr) and affects(fault.scope, (t, p))]
         try:
-            moved = await self._broker.leadership.take_offline(keys, failed)
+            moved = await self._leadership.take_offline(keys, failed)
         except Exception as exc:  # the controller moved: the next one does it
-            self._broker.log.warning("storage fault: replicas not taken offline", error=repr(exc))
+            self._log.warning("storage fault: replicas not taken offline", error=repr(exc))
             return
-        self._broker.log.info("replicas on a failed log taken offline", fault=fault.id, broker=failed,
+        self._log.info("replicas on a failed log taken offline", fault=fault.id, broker=failed,
                               partitions=len(moved))
         self._done.add(fault.id)
 
@@ -156,7 +176,7 @@ class FaultInjector:
         if key == 1:
             body = request.body
             replica_id = body.replica_state.replica_id if request.version >= 15 else body.replica_id
-        return RequestFacts(self._broker.broker_id, key, request.version, request.client_id, ctx.principal,
+        return RequestFacts(self._broker_id, key, request.version, request.client_id, ctx.principal,
                             parts, replica_id, sending_broker(request.client_id))
 
     async def dispatch(self, ctx, run: Callable[[Any], Awaitable[Any]]) -> Any:
@@ -174,7 +194,7 @@ class FaultInjector:
             response = await run(ctx)
         else:
             self.hits += 1
-            self._broker.metrics.child(self._broker.metrics.injected_faults, fault.kind).inc()
+            self._metrics.child(self._metrics.injected_faults, fault.kind).inc()
             ctx.log.info("fault injected", fault=fault.id, kind=fault.kind)
             response = await self._apply(ctx, fault, facts, run)
         trace.record(ctx, facts, response, fault.id if fault else None, started)
@@ -202,7 +222,7 @@ class FaultInjector:
         request = ctx.request
         key = request.api.key
         if key not in PARTITION_APIS:
-            return error_response(request, code)
+            return self._error_response(request, code)
         hit = [tp for tp in facts.partitions if affects(fault.scope, tp)]
         if key == fault_responses.FETCH and facts.replica_id >= 0:  # a follower whose log failed (storage)
             rest = fault_responses.follower_fetch_without(request.body, set(hit))

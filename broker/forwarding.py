@@ -12,19 +12,16 @@ import asyncio
 import functools
 import ipaddress
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any, Callable
 
 from model.errors import ErrorCode
 
-from .controller_link import CLIENT_ID_PREFIX
-from .handlers.table import error_response, handler
+from .controller_link import CLIENT_ID_PREFIX, ControllerLink
+from .metrics import BrokerMetrics
+from .protocol.api_table import Api
 from .protocol.build import build
-from .protocol.codec import RequestParseError, decode_response, request_schema
+from .protocol.codec import Request, RequestParseError, decode_response, request_schema
 from .protocol.principal import serialize_principal
-
-if TYPE_CHECKING:
-    from .app import Broker
-    from .context import RequestContext
 
 __all__ = ["CLIENT_ID_PREFIX", "ForwardingManager"]
 
@@ -35,19 +32,28 @@ def _packed(host: str) -> bytes:
 
 
 class ForwardingManager:
-    def __init__(self, broker: "Broker"):
-        self._broker = broker
-        self._metrics = broker.metrics
-        self._link = broker.controller_link
+    def __init__(self, link: ControllerLink, request_timeout_ms: int, metrics: BrokerMetrics,
+                 is_controller: Callable[[], bool], handler: Callable[[Api], Any],
+                 error_response: Callable[[Request, int], Any]):
+        """`handler`: an api's handler (broker/handlers/table.py), for a request this broker answers
+        itself after all (it became the controller) and for the handler's `after_forward`;
+        `error_response`: the api's answer carrying one error code. Both given, not imported: the
+        handlers' context carries this manager."""
+        self._link = link
+        self._timeout_s = request_timeout_ms / 1000
+        self._metrics = metrics
+        self._is_controller = is_controller
+        self._handler = handler
+        self._error_response = error_response
 
     async def stop(self) -> None:
-        pass  # the connection belongs to broker.controller_link
+        pass  # the connection belongs to the controller link
 
-    async def forward(self, ctx: "RequestContext") -> Any:
+    async def forward(self, ctx) -> Any:
         """The client's response: the controller's inner response bytes, or an error response entity."""
         request, metrics = ctx.request, self._metrics
         received = time.monotonic()
-        deadline = received + self._broker.config["request.timeout.ms"] / 1000
+        deadline = received + self._timeout_s
         envelope = build(request_schema(58, 0), {
             "request_data": request.frame,
             "request_principal": serialize_principal(ctx.principal),
@@ -57,12 +63,12 @@ class ForwardingManager:
         metrics.forwarding_pending.inc()
         try:
             while True:
-                if self._broker.admin.active:  # became controller meanwhile: answer here
-                    return await handler(request.api).handle(ctx, request.body)
+                if self._is_controller():  # became controller meanwhile: answer here
+                    return await self._handler(request.api).handle(ctx, request.body)
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     metrics.forwarding_timeouts.labels(request.api.name).inc()
-                    return error_response(request, ErrorCode.request_timed_out)
+                    return self._error_response(request, ErrorCode.request_timed_out)
                 metrics.forwarding_queue_length.inc()
                 try:
                     channel = await self._link.connection(remaining)
@@ -83,7 +89,7 @@ class ForwardingManager:
                 outcome = self._outcome(ctx, response)
                 if isinstance(outcome, tuple):  # the controller's answer
                     data, answer = outcome
-                    after_forward = handler(request.api).after_forward
+                    after_forward = self._handler(request.api).after_forward
                     if after_forward is not None:
                         await after_forward(ctx, request.body, answer, received)
                     return data
@@ -94,7 +100,7 @@ class ForwardingManager:
         finally:
             metrics.forwarding_pending.dec()
 
-    def _outcome(self, ctx: "RequestContext", response: Any) -> Any:
+    def _outcome(self, ctx, response: Any) -> Any:
         """What the client gets for the controller's answer: (its bytes, it decoded), an error
         response, or None to retry (ErrorCode.not_controller)."""
         code = int(response.error_code)
@@ -106,12 +112,12 @@ class ForwardingManager:
             self._metrics.forwarding_auth_failures.inc()
         if code != ErrorCode.none or response.response_data is None:
             ctx.log.warning("forwarded request failed at the controller", error=code)
-            return error_response(ctx.request, ErrorCode.unknown_server_error)
+            return self._error_response(ctx.request, ErrorCode.unknown_server_error)
         try:
             _, answer = decode_response(response.response_data, request_schema(ctx.request.api.key, ctx.version))
         except RequestParseError as exc:
             ctx.log.warning("unparsable forwarded response", error=str(exc))
-            return error_response(ctx.request, ErrorCode.unknown_server_error)
+            return self._error_response(ctx.request, ErrorCode.unknown_server_error)
         return response.response_data, answer  # the controller's answer, with the client's correlation id
 
     async def _retry_later(self, reason: str, deadline: float) -> None:

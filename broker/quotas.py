@@ -201,6 +201,10 @@ class Quotas:
                                              config["controller.quota.window.num"],
                                              config["controller.quota.window.size.seconds"], metrics)
 
+    def configured(self) -> bool:
+        """Whether any entity has a quota (none: no request is ever throttled)."""
+        return bool(self.configs.entities)
+
     def start(self) -> None:
         self.configs.start()
 

@@ -8,6 +8,7 @@ import json
 import time
 from typing import Any
 
+from zkstore import ZkStore
 from zkstore import paths as zp
 from zkstore.watch_set import WatchSet
 
@@ -15,12 +16,11 @@ from .protocol.build import error_codes
 
 
 class RequestTrace:
-    def __init__(self, broker, on_switch=lambda: None):
-        self._broker = broker
+    def __init__(self, zk: ZkStore, path: str, on_switch=lambda: None):
         self._on_switched = on_switch
-        self._path = broker.config["fauxka.trace.file"]
+        self._path = path  # fauxka.trace.file ("": never traced)
         self._file = None
-        self._watches = WatchSet(broker.zk)
+        self._watches = WatchSet(zk)
         self.enabled = False
 
     def start(self) -> None:

@@ -17,7 +17,7 @@ import collections
 import dataclasses
 import datetime
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import logs
 from .auth.sasl import new_session
@@ -29,10 +29,8 @@ from .handlers.table import dispatch
 from .protocol import api_table
 from .protocol.codec import RequestParseError, decode_request, encode_response, peek
 from .protocol.framing import STREAM_LIMIT, FrameError, read_frame, with_size_prefix
+from .context import Services
 from .tls import handshake
-
-if TYPE_CHECKING:
-    from .app import Broker
 
 API_VERSIONS_KEY = 18
 # Not charged to request_percentage: version discovery, authentication, and brokers' envelopes
@@ -44,16 +42,20 @@ STOP_TIMEOUT_S = 5.0  # how long stop() waits for the connections it cancelled
 
 
 class Server:
-    def __init__(self, broker: "Broker"):
-        self._broker = broker
-        self._log = broker.log.bind(component="server")
+    def __init__(self, services: Services, log: Any):
+        """`services`: what each request's context carries; the server itself reads the config, the
+        metrics, the quotas, the faults and (SASL) the cache and tokens from it."""
+        self._services = services
+        self._config = services.config
+        self._metrics = services.metrics
+        self._log = log.bind(component="server")
         self._servers: list[asyncio.base_events.Server] = []
         self._connections: set[asyncio.Task] = set()
         self._stopping = False
-        self.bound: list[Endpoint] = []  # listeners with the ports actually bound
+        self.bound: list[Endpoint] = services.bound  # listeners with the ports actually bound
 
     async def start(self) -> None:
-        for endpoint in self._broker.config.listeners:
+        for endpoint in self._config.listeners:
             server = await asyncio.start_server(
                 lambda r, w, ep=endpoint: self._accept(ep, r, w),
                 host=endpoint.host or None, port=endpoint.port, reuse_address=True, limit=STREAM_LIMIT)
@@ -99,14 +101,14 @@ class Server:
                           writer: asyncio.StreamWriter) -> None:
         peer = writer.get_extra_info("peername") or ("?", 0)
         log = self._log.bind(listener=endpoint.listener, peer=f"{peer[0]}:{peer[1]}")
-        gauge = self._broker.metrics.connections.labels(endpoint.listener)
+        gauge = self._metrics.connections.labels(endpoint.listener)
         gauge.inc()
         # the listener as bound (the port a configured 0 became), which the connection's id names
         conn = Connection(next((ep for ep in self.bound if ep.listener == endpoint.listener), endpoint), peer[0])
-        max_bytes = self._broker.config["socket.request.max.bytes"]
-        idle_ms = self._broker.config["connections.max.idle.ms"]
+        max_bytes = self._config["socket.request.max.bytes"]
+        idle_ms = self._config["connections.max.idle.ms"]
         idle_s = idle_ms / 1000 if idle_ms >= 0 else None
-        tls_settings = self._broker.config.tls
+        tls_settings = self._config.tls
         try:
             tls = tls_settings.listeners.get(endpoint.listener)
             if tls is not None:  # SSL / SASL_SSL: the handshake first, then the client certificate's principal
@@ -114,7 +116,8 @@ class Server:
                 principal = await handshake.accept(tls, writer, tls_settings.handshake_timeout_s)
                 if principal is not None and endpoint.security_protocol == "SSL":
                     conn.principal = principal
-            conn.sasl = new_session(self._broker, conn)  # None on a PLAINTEXT or SSL listener
+            services = self._services  # SASL: None on a PLAINTEXT or SSL listener
+            conn.sasl = new_session(conn, self._config, services.cache, services.tokens)
             waiting: collections.deque[asyncio.Task] = collections.deque()  # Produces not answered yet, in order
             while True:
                 muted = conn.muted_until - time.monotonic()
@@ -145,15 +148,15 @@ class Server:
                 await waiting.popleft()
         except (FrameError, RequestParseError) as exc:
             log.warning("closing connection", reason=str(exc))
-            self._broker.metrics.closed_connections.labels(type(exc).__name__).inc()
+            self._metrics.closed_connections.labels(type(exc).__name__).inc()
         except handshake.TlsRejected as exc:
             log.warning("closing connection", reason=str(exc))
-            self._broker.metrics.closed_connections.labels(exc.kind).inc()
+            self._metrics.closed_connections.labels(exc.kind).inc()
         except (ConnectionError, OSError):
             pass  # the peer went away
         except Exception as exc:  # a handler bug: log it, drop this connection, keep serving the others
             log.exception("request failed", error=repr(exc))
-            self._broker.metrics.closed_connections.labels("handler_error").inc()
+            self._metrics.closed_connections.labels("handler_error").inc()
         finally:
             for task in waiting:
                 task.cancel()
@@ -164,8 +167,7 @@ class Server:
     def _may_pipeline(self) -> bool:
         """Not with a quota configured (Kafka mutes a throttled connection before its next read) nor
         with faults injected (the fault kit delays, drops or rewrites answers one at a time)."""
-        faults = getattr(self._broker, "faults", None)
-        return not self._broker.quotas.configs.entities and (faults is None or not faults.active)
+        return not self._services.quotas.configured() and not self._services.faults.active
 
     async def _produce(self, conn: Connection, frame: bytes, log: Any, writer: Any,
                        waiting: "collections.deque[asyncio.Task]") -> None:
@@ -215,7 +217,7 @@ class Server:
         request = decode_request(frame, api, version)
         log = _BoundOnUse(log, api=api.name, version=version, correlation_id=correlation_id,
                           client_id=request.client_id)
-        ctx = RequestContext.of(self._broker.services, request, conn.endpoint.listener, conn.principal,
+        ctx = RequestContext.of(self._services, request, conn.endpoint.listener, conn.principal,
                                 conn.peer_host, log, connection=conn)
         response = await dispatch(ctx)
         if response is None:  # Produce with acks=0: no response at all
@@ -228,7 +230,7 @@ class Server:
         elapsed = time.perf_counter() - started
         if response is not None and not forwarded and api_key not in QUOTA_EXEMPT:
             response = self._throttled(conn, ctx, response, elapsed)
-        metrics = self._broker.metrics
+        metrics = self._metrics
         metrics.child(metrics.requests, api.name, str(version), error).inc()
         metrics.child(metrics.request_seconds, api.name, str(version)).observe(elapsed)
         if logs.enabled("debug"):
@@ -241,7 +243,7 @@ class Server:
         """request_percentage: the handling time is charged as a percentage of one thread
         (ClientRequestQuotaManager); the response carries the larger of its throttle time and the one the
         handler set (controller mutations), and the connection is muted for it (KIP-219)."""
-        throttle = self._broker.quotas.request.record(ctx.principal, ctx.request.client_id or "", elapsed_s * 100,
+        throttle = self._services.quotas.request.record(ctx.principal, ctx.request.client_id or "", elapsed_s * 100,
                                                       time.time() * 1000)
         current = getattr(response, "throttle_time", None)
         if current is None:

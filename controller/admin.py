@@ -9,7 +9,7 @@ import collections
 import random
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from model import broker_configs as bc
 from model.errors import ErrorCode, KafkaError
@@ -51,6 +51,10 @@ class AdminController:
         self.purgatory = purgatory  # waits for writes to show in the cache (broker/cache_purgatory.py); closed here
         self.rng = random.Random()
         self._completing: dict[str, asyncio.Future] = {}  # deletions under way here, each carried out once
+
+    def audit_to(self, sink: Callable[[bytes, bytes], None]) -> None:
+        """Also hand every audit line to `sink` (key: the principal): broker/audit_publisher.py."""
+        self.audit.sink = sink
 
     def close(self) -> None:
         self.purgatory.close()

@@ -37,7 +37,7 @@ class AllowAll:
         pass
 
 
-def load_authorizer(config, zk, log: Any):
+def load_authorizer(config, zk, log: Any) -> Authorizer:
     """The authorizer `authorizer.class.name` names; AuthorizerConfigError when it cannot be made."""
     name = config[AUTHORIZER_CLASS]
     if not name:

@@ -201,24 +201,20 @@ def _equal(a: str, b: str) -> bool:
     return hmac.compare_digest(a.encode("utf-8", "surrogatepass"), b.encode("utf-8", "surrogatepass"))
 
 
-def new_session(broker, conn) -> SaslSession | None:
-    """The SASL state of a new connection on a SASL listener; None on a PLAINTEXT one."""
-    settings = broker.config.sasl.listeners.get(conn.endpoint.listener)
+def new_session(conn, config, cache, tokens) -> SaslSession | None:
+    """The SASL state of a new connection on a SASL listener; None on a PLAINTEXT one. `cache`: the
+    SCRAM credentials (user configs); `tokens`: delegation tokens."""
+    settings = config.sasl.listeners.get(conn.endpoint.listener)
     if settings is None:
         return None
-    cache = broker.cache
 
     def lookup(username: str, mechanism: str) -> ScramCredential | None:
         text = cache.user_configs.get(sanitize(username), {}).get(mechanism)
         return None if text is None else credential_from_string(text)
 
-    tokens = broker.tokens
-
     def token_lookup(token_id: str, mechanism: str) -> tuple[str, ScramCredential] | None:
         info, credential = tokens.token(token_id), tokens.credential(token_id, mechanism)
         return None if info is None or credential is None else (info.owner.partition(":")[2], credential)
-
-    config = broker.config
 
     def reauth_ms(mechanism: str) -> int:
         key = f"listener.name.{conn.endpoint.listener.lower()}.{mechanism.lower()}.connections.max.reauth.ms"

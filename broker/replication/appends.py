@@ -10,13 +10,11 @@ ISR has shrunk below min.insync.replicas by then, and REQUEST_TIMED_OUT at the r
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
-
 from model.errors import ErrorCode, KafkaError
 from storage.batch import magic_of
 
-if TYPE_CHECKING:
-    from .replica_manager import ReplicaManager
+from .hosted import HostedPartitions
+from .metrics import ReplicationMetrics
 
 
 @dataclass(slots=True)
@@ -33,10 +31,11 @@ class AppendResult:
 
 
 class Appender:
-    def __init__(self, replicas: "ReplicaManager"):
-        self._replicas = replicas
+    def __init__(self, hosted: HostedPartitions, metrics: ReplicationMetrics, config):
+        self._hosted = hosted
+        self._metrics = metrics
         # fauxka.test.break: the checker's proof that it catches a broker losing acknowledged records
-        self._ack_at_once = "ack_before_replication" in (replicas.config["fauxka.test.break"] or "").split(",")
+        self._ack_at_once = "ack_before_replication" in (config["fauxka.test.break"] or "").split(",")
 
     async def append_records(self, entries: dict[tuple[str, int], bytes], acks: int,
                              timeout_ms: int, origin: str = "client",
@@ -63,11 +62,11 @@ class Appender:
         results = {key: self._append(key, records, acks, origin) for key, records in entries.items()}
         if on_appended is not None:
             on_appended(results)
-        replicas = self._replicas
+        hosted = self._hosted
         for key, result in results.items():
-            partition = replicas.partitions.get(key) if result.error == ErrorCode.none else None
+            partition = hosted.partitions.get(key) if result.error == ErrorCode.none else None
             if partition is not None:
-                replicas.high_watermark_moved(partition)  # consumers' and followers' long polls see the append
+                hosted.high_watermark_moved(partition)  # consumers' and followers' long polls see the append
         return results
 
     async def wait_for_acks(self, results: dict[tuple[str, int], AppendResult], timeout_ms: int) -> None:
@@ -78,7 +77,7 @@ class Appender:
         if not waiting:
             return
         deadline = time.monotonic() + max(timeout_ms, 0) / 1000
-        purgatory = self._replicas.purgatory
+        purgatory = self._hosted.purgatory
         await purgatory.wait(waiting.keys(), lambda: all(self._acked(k, r) is not None for k, r in waiting.items()),
                              deadline)
         for key, result in waiting.items():
@@ -88,9 +87,9 @@ class Appender:
                 result.base_offset = -1 if result.error != ErrorCode.not_enough_replicas_after_append else result.base_offset
 
     def _append(self, key: tuple[str, int], records: bytes | None, acks: int, origin: str = "client") -> AppendResult:
-        replicas = self._replicas
+        hosted = self._hosted
         try:
-            partition = replicas.leader_partition(*key)
+            partition = hosted.leader_partition(*key)
             log = partition.log
             if acks == -1 and len(partition.isr) < log.config.min_insync_replicas:
                 raise KafkaError(ErrorCode.not_enough_replicas,
@@ -102,9 +101,9 @@ class Appender:
             return AppendResult(error=exc.code, error_message=exc.message,
                                 record_errors=list(getattr(exc, "record_errors", None) or ()))
         if not info.duplicate:
-            replicas.metrics.appended(key[0], len(records or b""), info.record_count)
+            self._metrics.appended(key[0], len(records or b""), info.record_count)
             if magic_of(records) < 2:  # a magic 0/1 message set, converted to v2 by storage
-                replicas.metrics.converted(key[0], "produce", info.record_count)
+                self._metrics.converted(key[0], "produce", info.record_count)
         partition.maybe_advance_high_watermark()  # a single-replica ISR: the HW is the end offset
         return AppendResult(base_offset=info.first_offset, log_append_time=info.log_append_time,
                             log_start_offset=info.log_start_offset, last_offset=info.last_offset,
@@ -116,7 +115,7 @@ class Appender:
         no longer leads. A new leader epoch while it still leads (the controller dropping a dead
         follower from the ISR bumps it) keeps the wait: the batch is appended, and a client told
         NOT_LEADER takes it for not persisted (librdkafka) although a new leader may have it."""
-        partition = self._replicas.partitions.get(key)
+        partition = self._hosted.partitions.get(key)
         if partition is None or not partition.is_leader or partition.leadership != result.leadership:
             return ErrorCode.not_leader_or_follower
         log = partition.log

@@ -14,16 +14,14 @@ ahead of the leader, truncate. Errors back off replica.fetch.backoff.ms.
 """
 
 import asyncio
-from typing import TYPE_CHECKING
+from typing import Any, Callable
 
 from model.errors import ErrorCode, KafkaError
 
-from ..inter_broker import InterBrokerConnectError, connect
+from ..inter_broker import InterBrokerConnectError, InterBrokerConnector
 from ..protocol.build import build
 from ..protocol.codec import RequestParseError, request_schema
-
-if TYPE_CHECKING:
-    from .replica_manager import ReplicaManager
+from .hosted import HostedPartitions
 
 FETCH_VERSION = 12
 _SESSION_ERRORS = (int(ErrorCode.fetch_session_id_not_found), int(ErrorCode.invalid_fetch_session_epoch))
@@ -31,8 +29,14 @@ CLIENT_ID_PREFIX = "fauxka-replica-fetcher-"
 
 
 class FetcherManager:
-    def __init__(self, replicas: "ReplicaManager"):
-        self._replicas = replicas
+    def __init__(self, hosted: HostedPartitions, connector: InterBrokerConnector | None, config,
+                 spawn: Callable[..., Any], log: Any):
+        """`hosted`: the partitions fetched into; `spawn(coro, name)`: a task the replica manager owns."""
+        self._hosted = hosted
+        self._connector = connector
+        self._config = config
+        self._spawn = spawn
+        self._log = log
         self._fetchers: dict[int, "Fetcher"] = {}
         self._source: dict[tuple[str, int], int] = {}
 
@@ -45,8 +49,9 @@ class FetcherManager:
             return
         fetcher = self._fetchers.get(leader)
         if fetcher is None:
-            fetcher = self._fetchers[leader] = Fetcher(self._replicas, leader)
-            fetcher.task = self._replicas.spawn(fetcher.run(), f"replica-fetcher-{leader}")
+            fetcher = self._fetchers[leader] = Fetcher(self._hosted, self._connector, self._config, leader,
+                                                       self._log)
+            fetcher.task = self._spawn(fetcher.run(), f"replica-fetcher-{leader}")
         fetcher.keys.add(key)
         fetcher.wake.set()
         self._source[key] = leader
@@ -75,15 +80,17 @@ class FetcherManager:
 
 
 class Fetcher:
-    def __init__(self, replicas: "ReplicaManager", leader: int):
-        self._replicas = replicas
+    def __init__(self, hosted: HostedPartitions, connector: InterBrokerConnector | None, config, leader: int,
+                 log: Any):
+        self._hosted = hosted
+        self._connector = connector
+        self._log = log
         self.leader = leader
         self.keys: set[tuple[str, int]] = set()
         self.wake = asyncio.Event()
         self.reconnect = False
         self.task: asyncio.Task | None = None
         self._channel = None
-        config = replicas.config
         self._backoff_s = config["replica.fetch.backoff.ms"] / 1000
         self._wait_ms = config["replica.fetch.wait.max.ms"]
         self._min_bytes = config["replica.fetch.min.bytes"]
@@ -104,7 +111,7 @@ class Fetcher:
             self._channel = None
 
     async def run(self) -> None:
-        log = self._replicas.log.bind(fetcher=self.leader)
+        log = self._log.bind(fetcher=self.leader)
         while True:
             if not self.keys:
                 self.wake.clear()
@@ -116,8 +123,8 @@ class Fetcher:
             try:
                 if self._channel is None or self._channel.closed:
                     try:
-                        self._channel = await connect(self._replicas.broker, self.leader, self._timeout_s,
-                                                      f"{CLIENT_ID_PREFIX}{self._replicas.broker_id}")
+                        self._channel = await self._connector.connect(self.leader, self._timeout_s,
+                                                                  f"{CLIENT_ID_PREFIX}{self._hosted.broker_id}")
                     except InterBrokerConnectError as exc:
                         log.info("no connection to the leader", error=str(exc))
                         await self._back_off()
@@ -153,7 +160,7 @@ class Fetcher:
         whose fetch state differs from what the session holds, plus the forgotten ones."""
         wanted: dict[tuple[str, int], tuple] = {}
         for key in sorted(self.keys):
-            partition = self._replicas.partitions.get(key)
+            partition = self._hosted.partitions.get(key)
             if partition is None or partition.leader_id != self.leader:
                 continue
             log = partition.log
@@ -175,7 +182,7 @@ class Fetcher:
         for topic, index in forgotten:
             gone.setdefault(topic, []).append(index)
         return build(request_schema(1, FETCH_VERSION), {
-            "cluster_id": None, "replica_id": self._replicas.broker_id, "max_wait": self._wait_ms,
+            "cluster_id": None, "replica_id": self._hosted.broker_id, "max_wait": self._wait_ms,
             "min_bytes": self._min_bytes, "max_bytes": self._response_max_bytes, "isolation_level": 0,
             "session_id": self._session_id, "session_epoch": self._session_epoch,
             "forgotten_topics_data": [{"topic": t, "partitions": ps} for t, ps in gone.items()], "rack_id": "",
@@ -217,7 +224,7 @@ class Fetcher:
         for topic in response.responses:
             for data in topic.partitions:
                 key = (topic.topic, data.partition_index)
-                partition = self._replicas.partitions.get(key)
+                partition = self._hosted.partitions.get(key)
                 if partition is None or partition.leader_id != self.leader or partition.is_leader:
                     continue
                 try:

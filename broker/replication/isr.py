@@ -9,23 +9,32 @@ follower whose fetch reached the high watermark and this leader epoch's start re
 
 import asyncio
 import time
-from typing import TYPE_CHECKING
+from typing import Any, Callable
 
 from model.errors import ErrorCode
 
+from ..controller_channel import ControllerChannel
+from ..metadata_cache import MetadataCache
+from .hosted import HostedPartitions
+from .metrics import ReplicationMetrics
 from .partition import Partition
-
-if TYPE_CHECKING:
-    from .replica_manager import ReplicaManager
 
 
 class IsrManager:
-    def __init__(self, replicas: "ReplicaManager"):
-        self._replicas = replicas
-        self._lag_max_ms = replicas.config["replica.lag.time.max.ms"]
+    def __init__(self, hosted: HostedPartitions, channel: ControllerChannel | None, cache: MetadataCache,
+                 metrics: ReplicationMetrics, lag_max_ms: int, spawn: Callable[..., Any], log: Any):
+        """`channel`: AlterPartition to the controller (None: the ISR never changes); `spawn(coro,
+        name)`: a task the replica manager owns (cancelled when it stops)."""
+        self._hosted = hosted
+        self._channel = channel
+        self._cache = cache
+        self._metrics = metrics
+        self._lag_max_ms = lag_max_ms  # replica.lag.time.max.ms
+        self._spawn = spawn
+        self._log = log
 
     def start(self) -> None:
-        self._replicas.spawn(self._shrink_periodically(), "isr-shrink")
+        self._spawn(self._shrink_periodically(), "isr-shrink")
 
     async def stop(self) -> None:
         pass  # its tasks belong to the replica manager, which cancels them
@@ -34,28 +43,27 @@ class IsrManager:
         while True:
             await asyncio.sleep(self._lag_max_ms / 2000)
             now_ms = time.time() * 1000
-            for partition in list(self._replicas.partitions.values()):
+            for partition in list(self._hosted.partitions.values()):
                 new_isr = partition.shrink_candidate(now_ms, self._lag_max_ms)
                 if new_isr is not None:
                     self.request_change(partition, new_isr, "shrink")
 
     def request_change(self, partition: Partition, new_isr: list[int], reason: str) -> None:
-        channel = getattr(self._replicas.broker, "controller_channel", None)
+        channel = self._channel
         if channel is None or partition.isr_change_pending:
             return
         partition.isr_change_pending = True
-        self._replicas.spawn(self._alter(channel, partition, new_isr, reason), f"alter-isr-{partition.topic}")
+        self._spawn(self._alter(channel, partition, new_isr, reason), f"alter-isr-{partition.topic}")
 
     async def _alter(self, channel, partition: Partition, new_isr: list[int], reason: str) -> None:
-        replicas = self._replicas
-        assignment = replicas.cache.all_topics.get(partition.topic)
+        assignment = self._cache.all_topics.get(partition.topic)
         topic_id = assignment.topic_id if assignment is not None else None
         epoch = partition.leader_epoch
         try:
             result = await channel.alter_partition(partition.topic, topic_id, partition.index, epoch, new_isr,
                                                    partition.partition_epoch)
         except (OSError, asyncio.TimeoutError, ConnectionError) as exc:
-            replicas.log.warning("alter partition failed", topic=partition.topic, partition=partition.index,
+            self._log.warning("alter partition failed", topic=partition.topic, partition=partition.index,
                                  error=repr(exc))
             result = None
         finally:
@@ -63,14 +71,14 @@ class IsrManager:
         if result is None or partition.leader_epoch != epoch or not partition.is_leader:
             return
         if result.error != ErrorCode.none:
-            replicas.log.info("alter partition refused", topic=partition.topic, partition=partition.index,
+            self._log.info("alter partition refused", topic=partition.topic, partition=partition.index,
                               error=ErrorCode(result.error).name, wanted=new_isr)
             return
         old = partition.isr
         partition.isr = list(result.isr)
         partition.partition_epoch = result.partition_epoch
-        replicas.metrics.isr_changed("shrink" if len(result.isr) < len(old) else "expand")
-        replicas.log.info("isr changed", topic=partition.topic, partition=partition.index, reason=reason,
+        self._metrics.isr_changed("shrink" if len(result.isr) < len(old) else "expand")
+        self._log.info("isr changed", topic=partition.topic, partition=partition.index, reason=reason,
                           old=old, new=partition.isr)
         partition.maybe_advance_high_watermark()
-        replicas.high_watermark_moved(partition)
+        self._hosted.high_watermark_moved(partition)

@@ -9,18 +9,18 @@ v0-v3 down-conversion); under-replicated partitions
 (Log LogEndOffset, Size), read at scrape time.
 """
 
-from typing import TYPE_CHECKING
-
 from prometheus_client import Counter, Gauge
 from prometheus_client.core import GaugeMetricFamily
 
-if TYPE_CHECKING:
-    from .replica_manager import ReplicaManager
+from .partition import Partition
+
+Partitions = dict[tuple[str, int], Partition]
 
 
 class ReplicationMetrics:
-    def __init__(self, registry, replicas: "ReplicaManager"):
-        self._replicas = replicas
+    def __init__(self, registry, partitions: Partitions):
+        """`partitions`: the hosted partitions (read at scrape time)."""
+        self._partitions = partitions
         r = registry
         self.bytes_in = Counter("fauxka_topic_bytes_in", "Bytes appended by producers, by topic", ["topic"], registry=r)
         self.messages_in = Counter("fauxka_topic_messages_in", "Records appended by producers, by topic", ["topic"],
@@ -37,8 +37,8 @@ class ReplicationMetrics:
                                       "Partitions led here whose ISR is smaller than their replica set", registry=r)
         self.under_replicated.set_function(self._under_replicated)
         self.leader_count = Gauge("fauxka_leader_partitions", "Partitions this broker leads", registry=r)
-        self.leader_count.set_function(lambda: sum(p.is_leader for p in replicas.partitions.values()))
-        registry.register(_LogCollector(replicas))
+        self.leader_count.set_function(lambda: sum(p.is_leader for p in partitions.values()))
+        registry.register(_LogCollector(partitions))
         self._children: dict[tuple, object] = {}
 
     def _child(self, metric, topic: str):
@@ -64,14 +64,14 @@ class ReplicationMetrics:
         self.isr_changes.labels(kind).inc()
 
     def _under_replicated(self) -> int:
-        return sum(1 for p in self._replicas.partitions.values() if p.is_leader and len(p.isr) < len(p.replicas))
+        return sum(1 for p in self._partitions.values() if p.is_leader and len(p.isr) < len(p.replicas))
 
 
 class _LogCollector:
     """Log end offset, log start offset, high watermark and size of every replica, at scrape time."""
 
-    def __init__(self, replicas: "ReplicaManager"):
-        self._replicas = replicas
+    def __init__(self, partitions: Partitions):
+        self._partitions = partitions
 
     def describe(self):
         return []
@@ -87,7 +87,7 @@ class _LogCollector:
             "size": GaugeMetricFamily("fauxka_log_size_bytes", "Log size per partition replica",
                                       labels=["topic", "partition"]),
         }
-        for (topic, index), partition in list(self._replicas.partitions.items()):
+        for (topic, index), partition in list(self._partitions.items()):
             labels = [topic, str(index)]
             log = partition.log
             families["end"].add_metric(labels, log.log_end_offset)

@@ -12,14 +12,13 @@ the first non-empty partition returns at least one whole batch (KIP-74).
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
 from model.errors import ErrorCode, KafkaError
 from storage.errors import OffsetOutOfRange
 from storage.legacy_offsets import legacy_offsets_before
 
-if TYPE_CHECKING:
-    from .replica_manager import ReplicaManager
+from .hosted import HostedPartitions
+from .isr import IsrManager
+from .metrics import ReplicationMetrics
 
 READ_COMMITTED = 1
 EARLIEST, LATEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -2, -1, -3, -4, -5
@@ -49,10 +48,13 @@ class FetchResult:
 
 
 class Reader:
-    def __init__(self, replicas: "ReplicaManager"):
-        self._replicas = replicas
+    def __init__(self, hosted: HostedPartitions, metrics: ReplicationMetrics, isr: IsrManager, config):
+        """`isr`: where a follower that caught up asks for the ISR's expansion."""
+        self._hosted = hosted
+        self._metrics = metrics
+        self._isr = isr
         # fauxka.test.break: the checker's proof that it catches read_committed showing aborted records
-        self._hide_aborts = "read_committed_sees_aborted" in (replicas.config["fauxka.test.break"] or "").split(",")
+        self._hide_aborts = "read_committed_sees_aborted" in (config["fauxka.test.break"] or "").split(",")
 
     async def fetch(self, wants: list[FetchWant], replica_id: int, isolation_level: int, max_wait_ms: int,
                     min_bytes: int, max_bytes: int, hard_max_bytes: bool = False) -> list[FetchResult]:
@@ -75,10 +77,10 @@ class Reader:
                 return results
             return None
 
-        results = await self._replicas.purgatory.wait({(w.topic, w.index) for w in wants}, attempt, deadline)
+        results = await self._hosted.purgatory.wait({(w.topic, w.index) for w in wants}, attempt, deadline)
         if results is None:
             results = self._read_all(wants, follower, isolation_level, max_bytes, hard_max_bytes)
-        metrics = self._replicas.metrics
+        metrics = self._metrics
         for want, result in zip(wants, results):
             if result.records:
                 metrics.read(want.topic, len(result.records), follower)
@@ -89,7 +91,7 @@ class Reader:
         at offsets, not at the log): records past a fetch offset, or a partition that would answer
         an error (leadership or epoch moved, the offset out of range). A parked fetch is woken by
         every append and high-watermark move on its partitions; most give it nothing to read."""
-        partitions = self._replicas.partitions
+        partitions = self._hosted.partitions
         for want in wants:
             partition = partitions.get((want.topic, want.index))
             if partition is None or not partition.is_leader or (
@@ -108,20 +110,20 @@ class Reader:
         return False
 
     def _record_follower_fetch(self, wants: list[FetchWant], replica_id: int) -> None:
-        replicas = self._replicas
+        hosted = self._hosted
         now_ms = time.time() * 1000
         for want in wants:
-            partition = replicas.partitions.get((want.topic, want.index))
+            partition = hosted.partitions.get((want.topic, want.index))
             if partition is None or not partition.is_leader or replica_id not in partition.replicas:
                 continue
             if want.current_leader_epoch >= 0 and want.current_leader_epoch != partition.leader_epoch:
                 continue
             partition.update_follower(replica_id, want.fetch_offset, now_ms, want.log_start_offset)
             partition.maybe_advance_high_watermark()
-            replicas.high_watermark_moved(partition)  # acks=all and DeleteRecords waiters look again
+            hosted.high_watermark_moved(partition)  # acks=all and DeleteRecords waiters look again
             new_isr = partition.expansion_candidate(replica_id)
             if new_isr is not None:
-                replicas.isr.request_change(partition, new_isr, "expand")
+                self._isr.request_change(partition, new_isr, "expand")
 
     def _read_all(self, wants: list[FetchWant], follower: bool, isolation_level: int,
                   max_bytes: int, hard_max_bytes: bool = False) -> list[FetchResult]:
@@ -135,11 +137,11 @@ class Reader:
 
     def _read_one(self, want: FetchWant, follower: bool, isolation_level: int, limit: int,
                   min_one_batch: bool) -> FetchResult:
-        replicas = self._replicas
+        hosted = self._hosted
         try:
-            partition = replicas.leader_partition(want.topic, want.index, want.current_leader_epoch)
+            partition = hosted.leader_partition(want.topic, want.index, want.current_leader_epoch)
         except KafkaError as exc:
-            return FetchResult(error=exc.code, current_leader=replicas.current_leader(want.topic, want.index))
+            return FetchResult(error=exc.code, current_leader=hosted.current_leader(want.topic, want.index))
         log = partition.log
         result = FetchResult(high_watermark=log.high_watermark, last_stable_offset=log.last_stable_offset,
                              log_start_offset=log.log_start_offset)
@@ -174,7 +176,7 @@ class Reader:
                    current_leader_epoch: int) -> tuple[int, int, int]:
         """(timestamp, offset, leader epoch) as ReplicaManager.fetchOffsetForTimestamp answers a
         consumer; raises KafkaError (not the leader, fenced epoch)."""
-        partition = self._replicas.leader_partition(topic, index, current_leader_epoch)
+        partition = self._hosted.leader_partition(topic, index, current_leader_epoch)
         log = partition.log
         fetchable = log.last_stable_offset if isolation_level == READ_COMMITTED else log.high_watermark
         latest_epoch = log.latest_epoch()
@@ -195,7 +197,7 @@ class Reader:
         """ListOffsets v0 (Kafka 3.9 `Partition.legacyFetchOffsetsForTimestamp`): the segment
         boundary offsets before `timestamp`; a consumer's list starts at the high watermark when
         offsets past it were found. Only the leader answers; raises KafkaError."""
-        log = self._replicas.leader_partition(topic, index, -1).log
+        log = self._hosted.leader_partition(topic, index, -1).log
         offsets = legacy_offsets_before(log, timestamp, max_num_offsets, int(time.time() * 1000))
         high_watermark = log.high_watermark
         if from_consumer and any(o > high_watermark for o in offsets):

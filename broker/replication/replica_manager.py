@@ -10,24 +10,27 @@ woken by appends and high-watermark moves.
 
 import asyncio
 import time
-from typing import TYPE_CHECKING
+from typing import Any, Callable
+
+from prometheus_client import CollectorRegistry
 
 from model.topic_configs import ConfigValidationError, effective_topic_configs
 from model.errors import ErrorCode, KafkaError
 from storage.config import LogConfig
 from storage.log_manager import LogManager
 
-from ..purgatory import Purgatory
+from ..config import BrokerConfig
+from ..controller_channel import ControllerChannel
+from ..inter_broker import InterBrokerConnector
+from ..metadata_cache import MetadataCache
 from .appends import Appender
 from .fetch_sessions import FetchSessionCache
 from .fetcher import FetcherManager
+from .hosted import HostedPartitions
 from .isr import IsrManager
 from .metrics import ReplicationMetrics
 from .partition import Partition
 from .reads import Reader
-
-if TYPE_CHECKING:
-    from ..app import Broker
 
 
 def now_ms() -> float:
@@ -35,21 +38,29 @@ def now_ms() -> float:
 
 
 class ReplicaManager:
-    def __init__(self, broker: "Broker"):
-        self.broker = broker
-        self.broker_id = broker.broker_id
-        self.config = broker.config
-        self.cache = broker.cache
-        self.log = broker.log.bind(component="replicas")
+    def __init__(self, config: BrokerConfig, cache: MetadataCache, broker_layers: Callable[[], tuple[dict, dict, dict]],
+                 connector: InterBrokerConnector | None, controller_channel: ControllerChannel | None,
+                 registry: CollectorRegistry, log: Any):
+        """`broker_layers`: this broker's config as topics inherit it (the admin plane's); `connector`:
+        the followers' connections to their leaders; `controller_channel`: AlterPartition (ISR changes)."""
+        self.broker_id = config.broker_id
+        self.config = config
+        self.cache = cache
+        self._broker_layers = broker_layers
+        self.connector = connector
+        self.controller_channel = controller_channel
+        self.log = log.bind(component="replicas")
         self.logs = LogManager(list(self.config["log.dirs"]), in_memory=self.config["fauxka.log.in.memory"])
-        self.partitions: dict[tuple[str, int], Partition] = {}
-        self.purgatory = Purgatory()
-        self.metrics = ReplicationMetrics(broker.metrics.registry, self)
-        self.appender = Appender(self)
-        self.reader = Reader(self)
+        self.hosted = hosted = HostedPartitions(self.broker_id, cache)
+        self.partitions = hosted.partitions
+        self.purgatory = hosted.purgatory
+        self.metrics = ReplicationMetrics(registry, self.partitions)
+        self.isr = IsrManager(hosted, controller_channel, cache, self.metrics, config["replica.lag.time.max.ms"],
+                              self.spawn, self.log)
+        self.appender = Appender(hosted, self.metrics, config)
+        self.reader = Reader(hosted, self.metrics, self.isr, config)
         self.fetch_sessions = FetchSessionCache(self.config["max.incremental.fetch.session.cache.slots"])
-        self.fetchers = FetcherManager(self)
-        self.isr = IsrManager(self)
+        self.fetchers = FetcherManager(hosted, connector, config, self.spawn, self.log)
         self._unsubscribe = None
         self._tasks: set[asyncio.Task] = set()
         self._saved_hws: dict[tuple[str, int], int] = {}
@@ -70,7 +81,7 @@ class ReplicaManager:
         for topic in list(self.cache.all_topics):
             self._apply_topic(topic)
         for topic, index in self.logs.partitions():  # logs of topics deleted while we were away
-            if self._assigned(topic, index) is None:
+            if self.hosted.assigned(topic, index) is None:
                 self._delete(topic, index)
         self.spawn(self._checkpoint_periodically(), "hw-checkpoint")
         self.spawn(self._every("log.retention.check.interval.ms", self.logs.retention_pass), "log-retention")
@@ -131,25 +142,14 @@ class ReplicaManager:
 
     def leader_partition(self, topic: str, index: int, current_leader_epoch: int = -1) -> Partition:
         """The partition if this broker leads it, else KafkaError (Kafka's getPartitionOrException)."""
-        partition = self.partitions.get((topic, index))
-        if partition is None:
-            if (topic, index) in self.cache.partition_states or self._assigned(topic, index) is not None:
-                raise KafkaError(ErrorCode.not_leader_or_follower)
-            raise KafkaError(ErrorCode.unknown_topic_or_partition)
-        fenced = partition.check_epoch(current_leader_epoch)
-        if fenced is not None:
-            raise KafkaError(fenced)
-        if not partition.is_leader:
-            raise KafkaError(ErrorCode.not_leader_or_follower)
-        return partition
+        return self.hosted.leader_partition(topic, index, current_leader_epoch)
 
     def current_leader(self, topic: str, index: int) -> tuple[int, int]:
         """(leader id, leader epoch) as the metadata cache knows them, for NOT_LEADER hints."""
-        state = self.cache.partition_states.get((topic, index))
-        return (state.leader, state.leader_epoch) if state is not None else (-1, -1)
+        return self.hosted.current_leader(topic, index)
 
     def log_config(self, topic: str) -> LogConfig:
-        dynamic, dynamic_default, static = self.broker.admin.broker_layers()
+        dynamic, dynamic_default, static = self._broker_layers()
         try:
             entries = effective_topic_configs(self.cache.topic_configs.get(topic, {}), dynamic, dynamic_default,
                                               static, include_synonyms=False)
@@ -183,15 +183,10 @@ class ReplicaManager:
         for index in wanted:
             self._apply(topic, index)
 
-    def _assigned(self, topic: str, index: int) -> list[int] | None:
-        assignment = self.cache.all_topics.get(topic)
-        replicas = assignment.partitions.get(index) if assignment is not None else None
-        return replicas if replicas is not None and self.broker_id in replicas else None
-
     def _apply(self, topic: str, index: int) -> None:
         """Become leader or follower as the partition state says (Kafka's LeaderAndIsr handling)."""
         key = (topic, index)
-        replicas = self._assigned(topic, index)
+        replicas = self.hosted.assigned(topic, index)
         if replicas is None:
             if key in self.partitions and (topic not in self.cache.all_topics or topic in self.cache.deleting
                                            or index not in self.cache.all_topics[topic].partitions
@@ -321,4 +316,4 @@ class ReplicaManager:
 
     def high_watermark_moved(self, partition: Partition) -> None:
         """Wake whoever waits on this partition (acks=all produces, consumers' long polls)."""
-        self.purgatory.wake(partition.key)
+        self.hosted.high_watermark_moved(partition)

@@ -4,13 +4,13 @@ its brokers (AlterPartition as that partition's leader, AllocateProducerIds, Con
 
 import asyncio
 import signal
-from types import SimpleNamespace
 
 import structlog
 
 from broker.config import load_config
 from broker.controller_channel import ControllerChannel
 from broker.controller_link import ControllerLink
+from broker.inter_broker import InterBrokerConnector
 from broker.metadata_cache import MetadataCache
 from model.errors import ErrorCode
 from tests.admin_helpers import create_topics, topic_spec, unique
@@ -26,10 +26,9 @@ async def _as_broker(cluster, broker_id: int, body):
     cache = MetadataCache(zk, log)
     cache.start()
     await cache.wait_synced(10)
-    broker = SimpleNamespace(broker_id=broker_id, cache=cache, log=log,
-                             config=load_config(cluster.brokers[broker_id].config))
-    broker.controller_link = ControllerLink(broker)
-    channel = ControllerChannel(broker)
+    config = load_config(cluster.brokers[broker_id].config)
+    link = ControllerLink(broker_id, cache, InterBrokerConnector(cache, config), log)
+    channel = ControllerChannel(broker_id, config, cache, link, log)
     try:
         return await body(cache, channel)
     finally:

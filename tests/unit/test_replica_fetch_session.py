@@ -20,8 +20,8 @@ def make():
               "replica.fetch.max.bytes": 1 << 20, "replica.fetch.response.max.bytes": 10 << 20,
               "replica.socket.timeout.ms": 30000}
     partitions = {("t", i): SimpleNamespace(leader_id=1, leader_epoch=0, log=Log(0)) for i in range(3)}
-    replicas = SimpleNamespace(config=config, partitions=partitions, broker_id=2)
-    fetcher = Fetcher(replicas, 1)
+    hosted = SimpleNamespace(partitions=partitions, broker_id=2)
+    fetcher = Fetcher(hosted, None, config, 1, None)
     fetcher.keys.update(partitions)
     return fetcher, partitions
 

@@ -57,7 +57,8 @@ class Broker:
 def run(tmp_path, scenario):
     async def main():
         broker = Broker(tmp_path)
-        replicas = ReplicaManager(broker)
+        replicas = ReplicaManager(broker.config, broker.cache, broker.admin.broker_layers, None, None,
+                                  broker.metrics.registry, broker.log)
         replicas.load()
         replicas.start()
         try:
