@@ -26,6 +26,21 @@ def _cleanable(log, now_ms: int) -> list[Segment]:
 
 def clean(log, now_ms: int) -> int:
     """Compact `log` once; returns the number of records removed."""
+    steps = clean_steps(log, now_ms)
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value
+
+
+def clean_steps(log, now_ms: int):
+    """`clean` in steps (a generator; its return value is the records removed): it yields after
+    reading each segment, so that a caller on an event loop can serve requests meanwhile (Kafka's
+    cleaner is a thread of its own; a pass over a log of 100+ gzip segments takes seconds here).
+    The caller must not resume it once the log is closed or deleted. The segments are rewritten
+    in the last step, without a yield, and only if they are still the log's, as they were read:
+    a truncation or a deletion meanwhile leaves the log to the next pass."""
     if not log.config.compact:
         return 0
     segments = _cleanable(log, now_ms)
@@ -33,25 +48,35 @@ def clean(log, now_ms: int) -> int:
     dirty = sum(seg.size for seg in segments if seg.next_offset > log.cleaned_up_to)
     if not dirty or dirty < total * log.config.min_cleanable_dirty_ratio:
         return 0  # Kafka's min.cleanable.dirty.ratio: not worth a pass yet
+    sizes = [seg.size for seg in segments]
     latest: dict[bytes, int] = {}
-    for seg in segments:
+    decoded: list[list[tuple[B.BatchHeader, bytes, list | None]]] = []
+    for seg, size in zip(segments, sizes):
+        if not _unchanged(log, seg, size):
+            return 0  # truncated, deleted or cleaned since the last step: the next pass will see
+        batches = []
         for h in seg.headers_from(0):
-            if h.is_control:
-                continue
             raw = seg.read_batch(h)
-            for r in R.decode(raw, B.BatchHeader(raw, 0)):
+            if h.is_control:
+                batches.append((h, raw, None))
+                continue
+            recs = R.decode(raw, B.BatchHeader(raw, 0))
+            batches.append((h, raw, recs))
+            for r in recs:
                 if r.key is not None:
                     latest[r.key] = h.base_offset + r.offset_delta
+        decoded.append(batches)
+        yield
+    if not all(_unchanged(log, seg, size) for seg, size in zip(segments, sizes)):
+        return 0
     removed = 0
-    for seg in segments:
+    for seg, batches in zip(segments, decoded):
         out = bytearray()
-        for h in seg.headers_from(0):
-            raw = seg.read_batch(h)
-            if h.is_control:
+        changed = False
+        for h, raw, recs in batches:
+            if recs is None:  # a control batch
                 out += raw
                 continue
-            local = B.BatchHeader(raw, 0)
-            recs = R.decode(raw, local)
             keep = [
                 r for r in recs
                 if r.key is not None
@@ -61,13 +86,21 @@ def clean(log, now_ms: int) -> int:
             removed += len(recs) - len(keep)
             if len(keep) == len(recs):
                 out += raw
-            elif keep:
+                continue
+            changed = True
+            if keep:
                 out += _rebuild(keep, h)
             elif _producers_last(log, h):  # Kafka keeps it, empty, for the producer's state
                 out += _empty(h)
-        seg_replace(log, seg, out)
+        if changed:  # a segment that loses nothing keeps its file (no rewrite, no fsync)
+            seg_replace(log, seg, out)
     log.cleaned_up_to = segments[-1].next_offset
     return removed
+
+
+def _unchanged(log, seg: Segment, size: int) -> bool:
+    """Whether `seg` is still one of the log's segments, of the size it had when the pass began."""
+    return seg.size == size and any(s is seg for s in log.segments)
 
 
 def _tombstone_expired(r, h, log, now_ms: int) -> bool:

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 import structlog
 
 from . import checkpoint
-from .cleaner import clean
+from .cleaner import clean_steps
 from .config import LogConfig
 from .errors import ErrorCode, StorageError
 from .log import PartitionLog, _now_ms
@@ -220,13 +220,32 @@ class LogManager:
 
     def cleaner_pass(self, now_ms: int | None = None) -> int:
         """Compact every cleanup.policy=compact log once; returns the records removed."""
+        steps = self.cleaner_steps(now_ms)
+        while True:
+            try:
+                next(steps)
+            except StopIteration as done:
+                return done.value
+
+    def cleaner_steps(self, now_ms: int | None = None):
+        """`cleaner_pass` in steps (a generator returning the records removed): it yields between
+        segments and between logs, for a caller on an event loop to serve requests meanwhile; a log
+        closed or deleted meanwhile is left alone."""
         now = _now_ms() if now_ms is None else now_ms
         removed = 0
-        for log in list(self.logs.values()):
-            if not log.configured:
+        for tp, log in list(self.logs.items()):
+            if not log.configured or self.logs.get(tp) is not log:
                 continue
+            steps = clean_steps(log, now)
             try:
-                removed += clean(log, now)
+                while True:
+                    next(steps)
+                    yield
+                    if self.logs.get(tp) is not log:
+                        steps.close()
+                        break
+            except StopIteration as done:
+                removed += done.value
             except StorageError as exc:  # a batch that no longer decodes: leave the log as is
                 _log.error("log cleaner skipped a partition", partition=log.tp, error=str(exc))
         return removed

@@ -117,10 +117,11 @@ class Partition:
         starts += [s.log_start_offset for r, s in self.followers.items() if r in live]
         return min(starts)
 
-    def update_follower(self, replica_id: int, fetch_offset: int, now_ms: float, log_start_offset: int = -1) -> None:
+    def update_follower(self, replica_id: int, fetch_offset: int, now_ms: float, log_start_offset: int = -1) -> bool:
         """A follower fetched from `fetch_offset`: it has everything before it
         (Partition.updateFollowerFetchState; caught up = reached the leader's end offset now, or
-        the end offset the leader had at its previous fetch)."""
+        the end offset the leader had at its previous fetch). True when its log start offset moved
+        (the partition's low watermark may have: DeleteRecords waiters look again)."""
         state = self.followers.get(replica_id)
         if state is None:
             state = self.followers[replica_id] = FollowerState()
@@ -130,9 +131,11 @@ class Partition:
         elif fetch_offset >= state.last_fetch_leader_leo:
             state.last_caught_up_ms = max(state.last_caught_up_ms, state.last_fetch_ms)
         state.log_end_offset = fetch_offset
+        start_moved = state.log_start_offset != log_start_offset
         state.log_start_offset = log_start_offset
         state.last_fetch_leader_leo = leo
         state.last_fetch_ms = now_ms
+        return start_moved
 
     def expansion_candidate(self, replica_id: int) -> list[int] | None:
         """The ISR with `replica_id` added, when it is out of the ISR and has caught up to the high

@@ -118,9 +118,12 @@ class Reader:
                 continue
             if want.current_leader_epoch >= 0 and want.current_leader_epoch != partition.leader_epoch:
                 continue
-            partition.update_follower(replica_id, want.fetch_offset, now_ms, want.log_start_offset)
-            partition.maybe_advance_high_watermark()
-            hosted.high_watermark_moved(partition)  # acks=all and DeleteRecords waiters look again
+            start_moved = partition.update_follower(replica_id, want.fetch_offset, now_ms, want.log_start_offset)
+            # acks=all and DeleteRecords waiters look again only when the high or low watermark may
+            # have moved (Partition.updateFollowerFetchState): a follower's fetch names every
+            # partition of its session, and waking them all woke every long poll parked on them
+            if partition.maybe_advance_high_watermark() or start_moved:
+                hosted.high_watermark_moved(partition)
             new_isr = partition.expansion_candidate(replica_id)
             if new_isr is not None:
                 self._isr.request_change(partition, new_isr, "expand")

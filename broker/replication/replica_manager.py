@@ -85,7 +85,7 @@ class ReplicaManager:
                 self._delete(topic, index)
         self.spawn(self._checkpoint_periodically(), "hw-checkpoint")
         self.spawn(self._every("log.retention.check.interval.ms", self.logs.retention_pass), "log-retention")
-        self.spawn(self._every("log.cleaner.backoff.ms", self.logs.cleaner_pass), "log-cleaner")
+        self.spawn(self._cleaning(), "log-cleaner")
         self.isr.start()
 
     async def stop(self) -> None:
@@ -137,6 +137,18 @@ class ReplicaManager:
                 work()
             except OSError as exc:
                 self.log.error("periodic log task failed", task=key, error=repr(exc))
+
+    async def _cleaning(self) -> None:
+        """The log cleaner every log.cleaner.backoff.ms, one segment at a time: Kafka's cleaner is a
+        thread of its own, and a pass over a large compacted log must not hold up requests."""
+        interval = self.config["log.cleaner.backoff.ms"] / 1000
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                for _ in self.logs.cleaner_steps():
+                    await asyncio.sleep(0)
+            except OSError as exc:
+                self.log.error("periodic log task failed", task="log.cleaner.backoff.ms", error=repr(exc))
 
     # --- lookups for handlers ----------------------------------------------------------------------
 

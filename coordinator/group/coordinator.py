@@ -52,21 +52,37 @@ class GroupCoordinator(TxnOffsets, GroupMembership):
             if generation >= 0:
                 return all_(ErrorCode.illegal_generation)
             group = self.groups[group_id] = Group(group_id, current_state_timestamp=now_ms())
-        elif group.is_(GroupState.DEAD):
-            return all_(ErrorCode.coordinator_not_available)
-        elif instance_id is not None and group.static_members.get(instance_id, member_id) != member_id:
-            return all_(ErrorCode.fenced_instance_id)
-        elif generation < 0 and group.is_(GroupState.EMPTY):
-            pass  # a simple consumer: the group only stores offsets
-        elif group.is_(GroupState.COMPLETING_REBALANCE):
-            return all_(ErrorCode.rebalance_in_progress)
-        elif member_id not in group.members:
-            return all_(ErrorCode.unknown_member_id)
-        elif generation != group.generation:
-            return all_(ErrorCode.illegal_generation)
         else:
-            self._schedule_heartbeat(group, group.members[member_id])
+            # GroupCoordinator.validateOffsetCommit, then the group's state (doCommitOffsets): the
+            # member and its generation first, so a member a generation behind during
+            # CompletingRebalance is told ILLEGAL_GENERATION; only one with the new generation
+            # (it has the JoinGroup answer, not yet the SyncGroup one) REBALANCE_IN_PROGRESS
+            error = self._commit_error(group, member_id, instance_id, generation)
+            if error is not None:
+                return all_(error)
+            if group.is_(GroupState.COMPLETING_REBALANCE):
+                return all_(ErrorCode.rebalance_in_progress)
+            if not group.is_(GroupState.EMPTY):
+                self._schedule_heartbeat(group, group.members[member_id])
         return await self._store_offsets(group, offsets)
+
+    @staticmethod
+    def _commit_error(group: Group, member_id: str, instance_id: str | None, generation: int) -> ErrorCode | None:
+        if group.is_(GroupState.DEAD):
+            return ErrorCode.coordinator_not_available
+        if generation < 0 and group.is_(GroupState.EMPTY):
+            return None  # a simple consumer (or the admin client): the group only stores offsets
+        if generation >= 0 or member_id or instance_id is not None:
+            if instance_id is not None:  # validateCurrentMember
+                current = group.static_members.get(instance_id)
+                if current is None:
+                    return ErrorCode.unknown_member_id
+                if current != member_id:
+                    return ErrorCode.fenced_instance_id
+            if member_id not in group.members:
+                return ErrorCode.unknown_member_id
+            return ErrorCode.illegal_generation if generation != group.generation else None
+        return ErrorCode.unknown_member_id  # a non-empty group takes commits from its members only
 
     async def _store_offsets(self, group: Group, offsets: dict[TopicPartition, OffsetRequest]):
         now = now_ms()

@@ -292,3 +292,25 @@ def test_produce_v3_and_later_refuse_what_kafka_3_9_refuses_v2_accepts_any_magic
     assert int(produce_v11(address, topic, 0, zstd_batch, version=7)[0].error_code) == 0
     answer = _produce(address, topic, 2, batch([b"v2 batch in v2"], timestamp=NOW))  # not checked below v3
     assert answer.topics[0][1][0][1:3] == (0, 1)
+
+
+def test_offset_commit_in_completing_rebalance_checks_the_generation_first(cluster):
+    """Kafka's validateOffsetCommit runs before the group's state: while the group waits for its
+    leader's SyncGroup (CompletingRebalance), a commit with an older generation is ILLEGAL_GENERATION
+    and only one with the current generation REBALANCE_IN_PROGRESS (librdkafka's 0113
+    v_commit_during_rebalance: a manual commit during a cooperative rebalance)."""
+    from kafka.protocol.old.group import JoinGroupRequest_v0, JoinGroupResponse_v0
+
+    topic, _ = _topic(cluster)
+    group = unique("completing")
+    coordinator = _coordinator(cluster, group)
+    joined = _ask(coordinator, JoinGroupRequest_v0(group, 30000, "", "consumer", [("range", b"")]),
+                  JoinGroupResponse_v0)
+    assert joined.error_code == 0 and joined.generation_id == 1 and joined.leader_id == joined.member_id
+
+    def committed(generation: int) -> int:
+        request = commit.OffsetCommitRequest_v2(group, generation, joined.member_id, -1, [(topic, [(0, 5, "")])])
+        return _ask(coordinator, request, commit.OffsetCommitResponse_v2).topics[0][1][0][1]
+
+    assert committed(0) == 22  # ILLEGAL_GENERATION: a generation behind, whatever the state
+    assert committed(1) == 27  # REBALANCE_IN_PROGRESS: no SyncGroup from the leader yet

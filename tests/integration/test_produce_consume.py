@@ -187,9 +187,14 @@ def test_two_producer_ids_differ(cluster):
                for i in range(3)]
     assert [int(a.error_code) for a in answers] == [0, 0, 0]
     assert len({a.producer_id for a in answers}) == 3 and all(a.producer_epoch == 0 for a in answers)
-    txn = send(cluster.bootstrap.split(",")[0], 22, 5, {"transactional_id": "tx", "transaction_timeout": 60000,
-                                                        "producer_id": -1, "producer_epoch": -1})
-    assert int(txn.error_code) in (15, 16)  # a transactional id goes to its coordinator: NOT_COORDINATOR elsewhere
+    # a transactional id goes to its coordinator: NOT_COORDINATOR elsewhere (COORDINATOR_NOT_AVAILABLE
+    # while __transaction_state is not there yet; other tests of the session may have made it)
+    codes = [int(send(address, 22, 5, {"transactional_id": "tx", "transaction_timeout": 60000,
+                                       "producer_id": -1, "producer_epoch": -1}).error_code)
+             for address in cluster.bootstrap.split(",")]
+    assert set(codes) <= {0, 15, 16} and codes.count(0) <= 1, codes
+    if 0 in codes:
+        assert sorted(codes) == [0, 16, 16], codes
 
 
 @pytest.mark.skipif(shutil.which("kcat") is None, reason="kcat is not installed")

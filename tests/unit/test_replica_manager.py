@@ -218,3 +218,24 @@ def test_appends_in_flight_together_are_acknowledged_in_log_order(tmp_path):
         await asyncio.wait_for(waits, 1)
         assert second[("t", 0)].error == ErrorCode.none
     run(tmp_path, scenario)
+
+
+def test_a_follower_fetch_wakes_waiters_only_when_a_watermark_moves(tmp_path):
+    """Partition.updateFollowerFetchState: delayed operations are tried again only when the high or
+    low watermark moved. A follower's fetch names every partition of its session; waking them all
+    on each fetch re-ran every long poll parked on any of them (librdkafka's suite: hundreds of
+    partitions, acks=all and transactions slowed down with each topic)."""
+    async def scenario(cache, replicas):
+        cache.set_partition("t", 0, [1, 2, 3], 1, 0, [1, 2, 3])
+        await replicas.append_records({("t", 0): batch([b"a"])}, 1, 1000)
+        woken, wake = [], replicas.purgatory.wake
+        replicas.purgatory.wake = lambda key: (woken.append(key), wake(key))
+        await replicas.fetch([FetchWant("t", 0, 1, 1 << 20, 0, log_start_offset=0)], 2, 0, 0, 1, 1 << 20)
+        assert woken == [("t", 0)]  # follower 2 heard of, but 3 holds the high watermark: its start moved
+        await replicas.fetch([FetchWant("t", 0, 1, 1 << 20, 0, log_start_offset=0)], 2, 0, 0, 1, 1 << 20)
+        assert woken == [("t", 0)]  # the same again: nothing moved, nobody woken
+        await replicas.fetch([FetchWant("t", 0, 1, 1 << 20, 0, log_start_offset=0)], 3, 0, 0, 1, 1 << 20)
+        assert len(woken) == 2 and replicas.partitions[("t", 0)].log.high_watermark == 1
+        await replicas.fetch([FetchWant("t", 0, 1, 1 << 20, 0, log_start_offset=0)], 3, 0, 0, 1, 1 << 20)
+        assert len(woken) == 2
+    run(tmp_path, scenario)

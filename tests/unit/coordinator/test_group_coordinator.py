@@ -305,3 +305,26 @@ def test_a_joiner_during_the_first_initial_delay_extends_it():
         first.cancel(), second.cancel()
         gc.close()
     run(body())
+
+
+def test_a_commit_during_completing_rebalance_checks_member_and_generation_first():
+    """Kafka's validateOffsetCommit before the group's state: in CompletingRebalance a member still
+    on the previous generation gets ILLEGAL_GENERATION, an unknown one UNKNOWN_MEMBER_ID, and only
+    one with the new generation REBALANCE_IN_PROGRESS (librdkafka's 0113 v_commit_during_rebalance
+    accepts ILLEGAL_GENERATION from a manual commit made while a consumer joins)."""
+    async def body():
+        gc, _ = make()
+        a = await join_new(gc)
+        await gc.sync("g", 1, a.member_id, None, None, None, {a.member_id: b"all"})
+        b_task = asyncio.create_task(join_new(gc))
+        await asyncio.sleep(0.01)
+        await join(gc, a.member_id)
+        b = await b_task  # generation 2, CompletingRebalance until the leader syncs
+        commit = {("t", 0): OffsetRequest(3)}
+        assert (await gc.commit_offsets("g", a.member_id, None, 1, commit))[("t", 0)] == ErrorCode.illegal_generation
+        assert (await gc.commit_offsets("g", "nobody", None, 2, commit))[("t", 0)] == ErrorCode.unknown_member_id
+        assert (await gc.commit_offsets("g", b.member_id, "gone", 2, commit))[("t", 0)] == ErrorCode.unknown_member_id
+        assert (await gc.commit_offsets("g", a.member_id, None, 2, commit))[("t", 0)] == \
+            ErrorCode.rebalance_in_progress
+        gc.close()
+    run(body())
