@@ -42,8 +42,8 @@ ENV KAFKA_LOG_DIRS=/var/lib/kafka/data
 VOLUME ["/var/lib/kafka/data"]
 # 9092: Kafka protocol; 7070: Prometheus /metrics (KAFKA_METRICS_PORT).
 EXPOSE 9092 7070
-# Healthy once it answers ApiVersions and its id is registered (broker/protocol/health.py).
-HEALTHCHECK --interval=2s --timeout=3s --start-period=60s --retries=3 CMD ["python", "-m", "broker.protocol.health"]
+# Healthy once it answers ApiVersions and its id is registered (fauxka/broker/protocol/health.py).
+HEALTHCHECK --interval=2s --timeout=3s --start-period=60s --retries=3 CMD ["python", "-m", "fauxka.broker.protocol.health"]
 CMD ["fauxka", "broker", "--kafka-env"]
 
 

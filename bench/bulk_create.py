@@ -12,9 +12,9 @@ import asyncio
 import time
 import uuid
 
-from broker.protocol.build import build
-from broker.protocol.client import KafkaConnection
-from broker.protocol.codec import request_schema
+from fauxka.broker.protocol.build import build
+from fauxka.broker.protocol.client import KafkaConnection
+from fauxka.broker.protocol.codec import request_schema
 
 from .common import controller_of, delta, local_cluster, zk_requests
 

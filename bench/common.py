@@ -10,9 +10,9 @@ import time
 import urllib.request
 from pathlib import Path
 
-from broker.protocol.build import build
-from broker.protocol.client import KafkaConnection
-from broker.protocol.codec import request_schema
+from fauxka.broker.protocol.build import build
+from fauxka.broker.protocol.client import KafkaConnection
+from fauxka.broker.protocol.codec import request_schema
 from fauxka import launcher
 from fauxka.ports import free_ports
 

@@ -7,10 +7,10 @@ import statistics
 import time
 import uuid
 
-from broker.handlers.create_topics import _config_entity
-from broker.protocol.build import build
-from broker.protocol.codec import encode_response, response_schema
-from model.topic_configs import effective_topic_configs
+from fauxka.broker.handlers.create_topics import _config_entity
+from fauxka.broker.protocol.build import build
+from fauxka.broker.protocol.codec import encode_response, response_schema
+from fauxka.model.topic_configs import effective_topic_configs
 
 
 def answer(version: int):

@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from broker.protocol.build import build
-from broker.protocol.client import request_once
-from broker.protocol.codec import request_schema
+from fauxka.broker.protocol.build import build
+from fauxka.broker.protocol.client import request_once
+from fauxka.broker.protocol.codec import request_schema
 
 from . import clients, tansu
 from . import dataplane_table as table

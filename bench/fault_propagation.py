@@ -15,9 +15,9 @@ import time
 
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from broker.protocol.build import build
-from broker.protocol.client import request_once
-from broker.protocol.codec import request_schema
+from fauxka.broker.protocol.build import build
+from fauxka.broker.protocol.client import request_once
+from fauxka.broker.protocol.codec import request_schema
 from fauxka.faults import make_fault
 from fauxka.testing import Cluster
 

@@ -1,10 +1,10 @@
-"""Benchmark: the fauxka-kafka PySpark data source (pipeline/kafka_source.py) on local[2].
+"""Benchmark: the fauxka-kafka PySpark data source (fauxka/pipeline/kafka_source.py) on local[2].
 
-Starts a 1-broker fauxka cluster, produces N synthetic audit events (pipeline/synthetic.py, one
+Starts a 1-broker fauxka cluster, produces N synthetic audit events (fauxka/pipeline/synthetic.py, one
 JSON record each, keyed by principal) to a topic of P partitions, then times on one SparkSession:
 - read: every record into a DataFrame (all columns, written to Spark's "noop" sink), records/s,
   the first read (Python workers starting) and the best of two more;
-- report: `fauxka report --bootstrap --topic` over the topic (pipeline/job.py), seconds.
+- report: `fauxka report --bootstrap --topic` over the topic (fauxka/pipeline/job.py), seconds.
 
     .venv/bin/python -m bench.kafka_source_bench [--events 1000000] [--partitions 2] [--master local[2]]
 """
@@ -14,7 +14,7 @@ import json
 import tempfile
 import time
 
-from pipeline import job, kafka_source, session, synthetic
+from fauxka.pipeline import job, kafka_source, session, synthetic
 
 from .common import local_cluster
 

@@ -30,9 +30,9 @@ from pathlib import Path
 from aiokafka.record.default_records import DefaultRecordBatchBuilder
 from confluent_kafka import Consumer
 
-from broker.protocol.build import build
-from broker.protocol.client import KafkaConnection
-from broker.protocol.codec import request_schema
+from fauxka.broker.protocol.build import build
+from fauxka.broker.protocol.client import KafkaConnection
+from fauxka.broker.protocol.codec import request_schema
 
 from . import clients
 from .common import local_cluster

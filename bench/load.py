@@ -9,9 +9,9 @@ import statistics
 import time
 from typing import Any, Callable
 
-from broker.protocol.build import build
-from broker.protocol.codec import decode_response, encode_request, request_schema
-from broker.protocol.framing import read_frame
+from fauxka.broker.protocol.build import build
+from fauxka.broker.protocol.codec import decode_response, encode_request, request_schema
+from fauxka.broker.protocol.framing import read_frame
 
 _MAX_RESPONSE = 1 << 30
 

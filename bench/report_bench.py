@@ -1,4 +1,4 @@
-"""Benchmark: `fauxka report` over 1,000,000 synthetic audit events (pipeline/synthetic.py).
+"""Benchmark: `fauxka report` over 1,000,000 synthetic audit events (fauxka/pipeline/synthetic.py).
 Prints the time to write the input, the report's wall time and events per second.
 
     .venv/bin/python -m bench.report_bench [--events 1000000] [--files 4] [--gzip] [--master local[2]]
@@ -11,7 +11,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from pipeline import job, session, synthetic
+from fauxka.pipeline import job, session, synthetic
 
 
 def main() -> None:

@@ -18,7 +18,7 @@ import uuid
 from importlib.metadata import version
 from pathlib import Path
 
-from broker.protocol.client import KafkaConnection
+from fauxka.broker.protocol.client import KafkaConnection
 from fauxka import zookeeper
 
 from .bulk_create import create_request

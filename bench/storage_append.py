@@ -15,9 +15,9 @@ import time
 
 from aiokafka.record.default_records import DefaultRecordBatchBuilder
 
-from storage import batch as B
-from storage.config import LogConfig
-from storage.log import PartitionLog
+from fauxka.storage import batch as B
+from fauxka.storage.config import LogConfig
+from fauxka.storage.log import PartitionLog
 
 
 def batch(records: int, codec: int) -> bytes:

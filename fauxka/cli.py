@@ -133,7 +133,7 @@ def _broker_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _broker(args) -> int:
-    from broker.config import ConfigError, load_config
+    from fauxka.broker.config import ConfigError, load_config
 
     if not args.config and not args.kafka_env:
         print("fauxka broker: give --config FILE, --kafka-env or both", file=sys.stderr)
@@ -152,7 +152,7 @@ def _broker(args) -> int:
 
 
 def _kafka_env_overrides() -> list[str]:
-    from broker.config import ConfigError
+    from fauxka.broker.config import ConfigError
     from . import kafka_env
 
     try:

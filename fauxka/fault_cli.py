@@ -76,9 +76,9 @@ def _zk_connect(args) -> str | None:
 
 
 def run(args) -> int:
-    from model.faults import FaultError
+    from fauxka.model.faults import FaultError
     from .faults import FaultClient, make_fault
-    from zkstore import ZkError
+    from fauxka.zkstore import ZkError
 
     zk = _zk_connect(args)
     if zk is None:

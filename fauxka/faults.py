@@ -1,5 +1,5 @@
 """Faults from outside the cluster (the command line, fauxka.testing): make one from names a
-person types, and add, list, remove or clear them in the cluster's ZooKeeper (zkstore/faults.py).
+person types, and add, list, remove or clear them in the cluster's ZooKeeper (fauxka/zkstore/faults.py).
 
     client = FaultClient("127.0.0.1:2181")           # host:port[/chroot] of the cluster's ZooKeeper
     fault = client.add(make_fault("error", api="produce", topic="orders", partition=0,
@@ -13,9 +13,9 @@ import time
 
 import structlog
 
-from model.faults import Fault, FaultError, Scope, error_code
-from zkstore import ZkStore
-from zkstore.faults import FaultStore
+from fauxka.model.faults import Fault, FaultError, Scope, error_code
+from fauxka.zkstore import ZkStore
+from fauxka.zkstore.faults import FaultStore
 
 __all__ = ["FaultClient", "FaultError", "make_fault", "api_key"]
 
@@ -23,7 +23,7 @@ __all__ = ["FaultClient", "FaultError", "make_fault", "api_key"]
 def api_key(name_or_key: str | int) -> int:
     """An api's key from its name in any common spelling (produce, Produce, ListOffsets,
     list_offsets, OffsetCommit) or its number; FaultError naming the known ones otherwise."""
-    from broker.protocol.api_table import TABLE
+    from fauxka.broker.protocol.api_table import TABLE
 
     if isinstance(name_or_key, int) or str(name_or_key).isdigit():
         key = int(name_or_key)

@@ -18,8 +18,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from model.broker_keys import BROKER_CONFIGS, PASSTHROUGH_PREFIXES
-from model.topic_configs import BROKER_SYNONYM_KEYS
+from fauxka.model.broker_keys import BROKER_CONFIGS, PASSTHROUGH_PREFIXES
+from fauxka.model.topic_configs import BROKER_SYNONYM_KEYS
 
 PREFIX = "KAFKA_"
 

@@ -6,9 +6,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from broker.protocol.build import build
-from broker.protocol.client import KafkaConnection, request_once
-from broker.protocol.codec import request_schema
+from fauxka.broker.protocol.build import build
+from fauxka.broker.protocol.client import KafkaConnection, request_once
+from fauxka.broker.protocol.codec import request_schema
 
 
 @dataclass(frozen=True)
@@ -85,8 +85,8 @@ async def wait_ready(addresses: list[tuple[str, int]], broker_ids: list[int], ti
 async def controller_epoch(zk_connect: str, timeout_s: float) -> int | None:
     import structlog  # kazoo and structlog: only `fauxka status` needs them
 
-    from zkstore import ZkStore, ZkUnavailable
-    from zkstore import paths as zp
+    from fauxka.zkstore import ZkStore, ZkUnavailable
+    from fauxka.zkstore import paths as zp
 
     store = ZkStore(zk_connect, 6000, structlog.get_logger())
     try:

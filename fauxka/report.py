@@ -1,4 +1,4 @@
-"""`fauxka report`: the audit pipeline (pipeline/, PySpark) from the command line."""
+"""`fauxka report`: the audit pipeline (fauxka/pipeline/, PySpark) from the command line."""
 
 import argparse
 import sys
@@ -24,7 +24,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        from pipeline import inputs, job, session
+        from fauxka.pipeline import inputs, job, session
     except ImportError as exc:
         print(f"fauxka report: {exc.name or exc} is missing; install the report extra: "
               "pip install -e '.[report]'", file=sys.stderr)
@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _topic(args: argparse.Namespace):
     """The topic input, or None; ValueError (exit 2) on a combination that does not make sense."""
-    from pipeline import job, session
+    from fauxka.pipeline import job, session
 
     if bool(args.bootstrap) != bool(args.topic):
         raise ValueError("--bootstrap and --topic go together")
@@ -58,7 +58,7 @@ def _topic(args: argparse.Namespace):
 
 
 def _follow(args: argparse.Namespace, topic, conf: dict[str, str]) -> int:
-    from pipeline import follow, session
+    from fauxka.pipeline import follow, session
 
     spark = _existing_session()
     own = spark is None

@@ -34,14 +34,14 @@ class StarterError(BrokersNotStarted):
 
 
 def _import_broker() -> None:
-    importlib.import_module("broker.app")  # what the forked processes share
+    importlib.import_module("fauxka.broker.app")  # what the forked processes share
     importlib.import_module("uvloop")
 
 
 def fork_brokers(config_paths: list[str], overrides: list[str], wait_zookeeper: str | None = None,
                  wait_timeout_s: float = 60.0) -> list[int]:
     """Fork one broker per config file (broker.config.load_config errors raise before any fork)."""
-    from broker.config import load_config
+    from fauxka.broker.config import load_config
 
     configs = [(Path(path), load_config(path, overrides)) for path in config_paths]
     pids = []
@@ -57,7 +57,7 @@ def fork_brokers(config_paths: list[str], overrides: list[str], wait_zookeeper: 
 
 def brokers_command(args) -> int:
     """`fauxka brokers`: fork them, print their ids, exit."""
-    from broker.config import ConfigError
+    from fauxka.broker.config import ConfigError
 
     _import_broker()
     try:
@@ -74,7 +74,7 @@ def brokers_command(args) -> int:
 def starter_command() -> int:
     """`fauxka starter`: requests {"configs": [...], "overrides": [...], "wait_zookeeper": "h:p"|null}
     on stdin, answers {"pids": [...]} or {"error": "..."} on stdout, until stdin closes."""
-    from broker.config import ConfigError
+    from fauxka.broker.config import ConfigError
 
     _import_broker()
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the brokers are reaped by the kernel: no zombies
@@ -118,7 +118,7 @@ def _forked_broker(out: Path, config, wait_zookeeper: str | None, wait_timeout_s
 
 
 def run_broker(config, wait_zookeeper: str | None = None, wait_timeout_s: float = 60.0) -> int:
-    from broker.app import run
+    from fauxka.broker.app import run
     import uvloop
 
     from . import profiling

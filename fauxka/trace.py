@@ -1,4 +1,4 @@
-"""Reading the request trace (broker/request_trace.py): `fauxka trace on|off|show` and
+"""Reading the request trace (fauxka/broker/request_trace.py): `fauxka trace on|off|show` and
 fauxka.testing's Cluster.trace(). Each broker of a `fauxka up` cluster writes trace-<id>.jsonl in
 the data dir while ZooKeeper's /fauxka/trace exists."""
 

@@ -4,9 +4,9 @@ that the client libraries would hide or refuse to send."""
 import asyncio
 import uuid
 
-from broker.protocol.build import build
-from broker.protocol.client import request_once
-from broker.protocol.codec import request_schema
+from fauxka.broker.protocol.build import build
+from fauxka.broker.protocol.client import request_once
+from fauxka.broker.protocol.codec import request_schema
 
 
 def unique(prefix: str = "t") -> str:

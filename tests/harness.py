@@ -19,7 +19,7 @@ import structlog
 from fauxka import probe, zookeeper
 from fauxka.ports import free_ports
 from fauxka.testing.cluster import wait_for as testing_wait_for
-from zkstore import ZkStore
+from fauxka.zkstore import ZkStore
 
 SESSION_TIMEOUT_MS = 2000
 _chroots = itertools.count(1)

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from pipeline import inputs, tables
+from fauxka.pipeline import inputs, tables
 
 _session = None
 
@@ -18,7 +18,7 @@ def spark():
     global _session
     if _session is None:
         os.environ["PYSPARK_PYTHON"] = sys.executable
-        from pipeline import session
+        from fauxka.pipeline import session
 
         # C1 only: a JVM that starts and warms up faster; the tests' data is small
         _session = session.build("local[2]", {"spark.sql.shuffle.partitions": "2",

@@ -9,7 +9,7 @@
 """
 
 from fauxka.faults import FaultError, make_fault
-from model.faults import Fault
+from fauxka.model.faults import Fault
 
 from .cluster import Cluster, wait_for
 

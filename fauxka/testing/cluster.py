@@ -16,8 +16,8 @@ from pathlib import Path
 from fauxka import launcher, processes, trace
 from fauxka.faults import FaultClient, make_fault
 from fauxka.ports import free_ports
-from model.faults import Fault
-from zkstore.paths import fault_path, faults_seen_path
+from fauxka.model.faults import Fault
+from fauxka.zkstore.paths import fault_path, faults_seen_path
 
 _topics = itertools.count(1)
 
@@ -299,7 +299,7 @@ class Cluster:
         return sorted(int(p) for p in self.faults.children(f"/brokers/topics/{topic}/partitions"))
 
     def _offsets_partition(self, group_id: str) -> int:
-        from coordinator.group.partitioner import partition_for
+        from fauxka.coordinator.group.partitioner import partition_for
 
         return partition_for(group_id, int(self.overrides.get("offsets.topic.num.partitions", 50)))
 
@@ -314,7 +314,7 @@ class Cluster:
         self.move_leader("__consumer_offsets", self._offsets_partition(group_id), broker_id, timeout_s)
 
     def _txn_partition(self, transactional_id: str) -> int:
-        from coordinator.group.partitioner import partition_for
+        from fauxka.coordinator.group.partitioner import partition_for
 
         return partition_for(transactional_id, int(self.overrides.get("transaction.state.log.num.partitions", 50)))
 

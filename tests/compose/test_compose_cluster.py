@@ -21,7 +21,7 @@ import pytest
 from confluent_kafka import ElectionType, TopicPartition
 from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic
 
-from broker.protocol import health
+from fauxka.broker.protocol import health
 from tests.compose.engine import BROKERS, SERVICES, Compose, docker, engine_available
 from tests.harness import wait_for
 

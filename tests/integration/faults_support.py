@@ -7,7 +7,7 @@ import threading
 
 import structlog
 
-from zkstore import Stat, ZkStore
+from fauxka.zkstore import Stat, ZkStore
 
 
 class ZkWatcher:

@@ -10,8 +10,8 @@ import structlog
 
 from tests.admin_helpers import create_topics, delete_topics, send, topic_spec, unique
 from tests.harness import Cluster, wait_for
-from zkstore import ZkStore
-from zkstore import paths as zp
+from fauxka.zkstore import ZkStore
+from fauxka.zkstore import paths as zp
 
 ANON = "User:ANONYMOUS"
 CLUSTER_ACL = (b'{"version":1,"acls":['

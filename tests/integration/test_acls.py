@@ -14,10 +14,10 @@ from kafka.admin import ResourcePatternFilter as KResourcePatternFilter
 from kafka.admin import ResourceType as KResourceType
 from kafka.admin._acls import ACLResourcePatternType
 
-from broker.protocol.framing import FrameError
+from fauxka.broker.protocol.framing import FrameError
 from tests.admin_helpers import send, unique
 from tests.harness import Cluster, wait_for
-from zkstore import ZkStore
+from fauxka.zkstore import ZkStore
 
 AUTHORIZER = {"authorizer.class.name": "kafka.security.authorizer.AclAuthorizer", "super.users": "User:ANONYMOUS"}
 ANY_FILTER = {"resource_type_filter": 1, "resource_name_filter": None, "pattern_type_filter": 1,

@@ -65,7 +65,7 @@ def test_audit_topic_holds_the_trail_and_the_report_reads_it(spark, make_cluster
         assert (pq.read_table(from_topic / "tables" / f"{name}.parquet").to_pylist()
                 == pq.read_table(from_files / "tables" / f"{name}.parquet").to_pylist()), name
 
-    from pipeline import follow, job
+    from fauxka.pipeline import follow, job
 
     followed = tmp_path / "follow"
     source = job.TopicInput(cluster.bootstrap, TOPIC)

@@ -11,9 +11,9 @@ import asyncio
 import time
 import urllib.request
 
-from broker.protocol.build import build
-from broker.protocol.codec import decode_response, encode_request, request_schema
-from broker.protocol.framing import read_frame
+from fauxka.broker.protocol.build import build
+from fauxka.broker.protocol.codec import decode_response, encode_request, request_schema
+from fauxka.broker.protocol.framing import read_frame
 from tests.admin_helpers import create_topics, topic_spec, unique
 from tests.data_helpers import batch, leader_of
 from tests.integration.test_client_quotas import alter

@@ -8,7 +8,7 @@ import pytest
 import structlog
 
 from tests.admin_helpers import send, unique
-from zkstore import ZkStore
+from fauxka.zkstore import ZkStore
 
 
 @pytest.fixture(scope="module")
@@ -207,9 +207,9 @@ def test_kafka_python_encodes_and_decodes_both_apis(cluster):
 
 
 def test_concurrent_alterations_of_one_entity_lose_nothing(controller):
-    from broker.protocol.build import build
-    from broker.protocol.client import request_once
-    from broker.protocol.codec import request_schema
+    from fauxka.broker.protocol.build import build
+    from fauxka.broker.protocol.client import request_once
+    from fauxka.broker.protocol.codec import request_schema
 
     client = unique("race")
     host, _, port = controller.rpartition(":")

@@ -12,7 +12,7 @@ from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, C
 from tests.admin_helpers import create_topics, send, topic_spec, unique
 from tests.harness import wait_for
 from tests.unit.policy_fixtures import RECORD_FILE, read_records
-from zkstore import ZkStore
+from fauxka.zkstore import ZkStore
 
 TOPIC, BROKER, BROKER_LOGGER = 2, 4, 8
 SET, DELETE, APPEND, SUBTRACT = (AlterConfigOpType[op] for op in ("SET", "DELETE", "APPEND", "SUBTRACT"))

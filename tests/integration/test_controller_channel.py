@@ -1,4 +1,4 @@
-"""broker/controller_channel.py as the data plane uses it: a broker's client of the controller,
+"""fauxka/broker/controller_channel.py as the data plane uses it: a broker's client of the controller,
 run here in the test process on a real metadata cache of a real cluster, speaking for one of
 its brokers (AlterPartition as that partition's leader, AllocateProducerIds, ControlledShutdown)."""
 
@@ -7,16 +7,16 @@ import signal
 
 import structlog
 
-from broker.config import load_config
-from broker.controller_channel import ControllerChannel
-from broker.controller_link import ControllerLink
-from broker.inter_broker import InterBrokerConnector
-from broker.metadata_cache import MetadataCache
-from model.errors import ErrorCode
+from fauxka.broker.config import load_config
+from fauxka.broker.controller_channel import ControllerChannel
+from fauxka.broker.controller_link import ControllerLink
+from fauxka.broker.inter_broker import InterBrokerConnector
+from fauxka.broker.metadata_cache import MetadataCache
+from fauxka.model.errors import ErrorCode
 from tests.admin_helpers import create_topics, topic_spec, unique
 from tests.harness import wait_for
 from tests.integration.test_leadership import partitions
-from zkstore import ZkStore
+from fauxka.zkstore import ZkStore
 
 
 async def _as_broker(cluster, broker_id: int, body):

@@ -8,13 +8,13 @@ import structlog
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
 
-from broker.protocol.build import build
-from broker.protocol.client import request_once
-from broker.protocol.codec import request_schema
+from fauxka.broker.protocol.build import build
+from fauxka.broker.protocol.client import request_once
+from fauxka.broker.protocol.codec import request_schema
 from tests.admin_helpers import create_topics, errors, send, topic_spec, unique
 from tests.harness import wait_for
 from tests.unit.policy_fixtures import read_records
-from zkstore import ZkStore
+from fauxka.zkstore import ZkStore
 
 UNKNOWN_TOPIC_OR_PARTITION, REQUEST_TIMED_OUT, INVALID_PARTITIONS = 3, 7, 37
 INVALID_REPLICA_ASSIGNMENT, INVALID_REQUEST = 39, 42
@@ -206,7 +206,7 @@ def test_topic_actions_policy_sees_a_modify_after_kafkas_own_checks(make_cluster
 
 
 def test_rules_policy_refuses_an_increase_with_policy_violation(make_cluster):
-    private = make_cluster(1, {"topic.actions.policy.class.name": "controller.rules_policy:RulesPolicy",
+    private = make_cluster(1, {"topic.actions.policy.class.name": "fauxka.controller.rules_policy:RulesPolicy",
                                "fauxka.policy.max.partitions": "2"})
     address = private.controller_address()
     topic = unique("cp")

@@ -172,9 +172,9 @@ def test_list_offsets(cluster):
 
 
 def test_acks_zero_gets_no_response(cluster):
-    from broker.protocol.build import build
-    from broker.protocol.codec import decode_response, encode_request, request_schema
-    from broker.protocol.framing import read_frame
+    from fauxka.broker.protocol.build import build
+    from fauxka.broker.protocol.codec import decode_response, encode_request, request_schema
+    from fauxka.broker.protocol.framing import read_frame
 
     topic, leader, _ = _topic(cluster, rf=1)
     produce_cls, metadata_cls = request_schema(0, 9), request_schema(3, 12)

@@ -8,10 +8,10 @@ import time
 
 import pytest
 
-from broker.auth.client import SaslClientError, authenticate
-from broker.protocol.build import build
-from broker.protocol.client import KafkaConnection
-from broker.protocol.codec import request_schema
+from fauxka.broker.auth.client import SaslClientError, authenticate
+from fauxka.broker.protocol.build import build
+from fauxka.broker.protocol.client import KafkaConnection
+from fauxka.broker.protocol.codec import request_schema
 from tests.admin_helpers import send, topic_spec, unique
 from tests.harness import Cluster, wait_for
 

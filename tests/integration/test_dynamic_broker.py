@@ -39,9 +39,9 @@ def test_listener_key_store_reloads_and_other_keys_are_logged(make_cluster, tmp_
     import asyncio
     import ssl
 
-    from broker.protocol.build import build
-    from broker.protocol.client import KafkaConnection
-    from broker.protocol.codec import request_schema
+    from fauxka.broker.protocol.build import build
+    from fauxka.broker.protocol.client import KafkaConnection
+    from fauxka.broker.protocol.codec import request_schema
     from fauxka import certs
 
     first, second = certs.generate(tmp_path / "first"), certs.generate(tmp_path / "second")

@@ -29,7 +29,7 @@ def test_brokers_survive_a_zookeeper_restart(fauxka_cluster_factory, down_s):
     ZooKeeper restores them from its data dir and restarts their timers, and the brokers
     reconnect within a second (on a loaded machine some may not, and register again). What breaks
     is every watch (kazoo does not send SetWatches on reconnect): the brokers re-arm them
-    (zkstore/store.py) or their caches would stop."""
+    (fauxka/zkstore/store.py) or their caches would stop."""
     cluster = fauxka_cluster_factory(3, {"zookeeper.session.timeout.ms": str(SESSION_MS)}, own_zookeeper=True)
     before = cluster.unique_topic("before-zk-restart")
     [created] = create_topics(cluster.address(cluster.controller()), [topic_spec(before, 3, 2)])

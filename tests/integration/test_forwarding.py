@@ -9,8 +9,8 @@ import urllib.request
 
 from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic
 
-from broker.protocol.codec import decode_response, encode_request, request_schema
-from broker.protocol.principal import serialize_principal
+from fauxka.broker.protocol.codec import decode_response, encode_request, request_schema
+from fauxka.broker.protocol.principal import serialize_principal
 from fauxka.ports import free_ports
 from tests.admin_helpers import create_topics, errors, send, topic_spec, unique
 
@@ -99,7 +99,7 @@ def test_the_controller_checks_envelopes_in_kafkas_order(cluster):
 
 
 def build_request(key: int, version: int, values: dict):
-    from broker.protocol.build import build
+    from fauxka.broker.protocol.build import build
     return build(request_schema(key, version), values)
 
 

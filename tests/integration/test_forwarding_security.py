@@ -9,11 +9,11 @@ import pytest
 from confluent_kafka.admin import (AclBinding, AclOperation, AclPermissionType, AdminClient, NewTopic,
                                    ResourcePatternType, ResourceType)
 
-from broker.auth.client import authenticate
-from broker.protocol.build import build
-from broker.protocol.client import KafkaConnection
-from broker.protocol.codec import encode_request, request_schema
-from broker.protocol.principal import serialize_principal
+from fauxka.broker.auth.client import authenticate
+from fauxka.broker.protocol.build import build
+from fauxka.broker.protocol.client import KafkaConnection
+from fauxka.broker.protocol.codec import encode_request, request_schema
+from fauxka.broker.protocol.principal import serialize_principal
 from tests.admin_helpers import topic_spec, unique
 from tests.harness import Cluster
 

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from broker.protocol import api_table
+from fauxka.broker.protocol import api_table
 
 SUPPORTED = sorted((api.key, v) for api in api_table.TABLE.values()
                    for v in range(api.min_version, api.max_version + 1))
@@ -45,7 +45,7 @@ def header(key: int, version: int, correlation_id: int = 1) -> bytes:
 
 
 def request_header_is_flexible(key: int, version: int) -> bool:
-    from broker.protocol.codec import request_schema
+    from fauxka.broker.protocol.codec import request_schema
     return request_schema(key, version).__flexible__
 
 

@@ -1,12 +1,12 @@
-"""The container healthcheck (broker/protocol/health.py) against real brokers: its hand-written
+"""The container healthcheck (fauxka/broker/protocol/health.py) against real brokers: its hand-written
 ApiVersions v0 and Metadata v1 must parse what the broker answers."""
 
 import socket
 import subprocess
 import sys
 
-from broker.protocol import health
-from broker.protocol.api_table import TABLE
+from fauxka.broker.protocol import health
+from fauxka.broker.protocol.api_table import TABLE
 
 
 def test_a_registered_broker_is_healthy(cluster):
@@ -35,11 +35,11 @@ def test_an_unregistered_id_and_a_closed_port_are_unhealthy(cluster):
 def test_the_command_takes_its_defaults_from_the_kafka_environment(cluster):
     host, port = cluster.brokers[3].address
     env = {"KAFKA_LISTENERS": f"PLAINTEXT://0.0.0.0:{port},PLAINTEXT_HOST://0.0.0.0:1", "KAFKA_BROKER_ID": "3"}
-    result = subprocess.run([sys.executable, "-m", "broker.protocol.health"], env=env,
+    result = subprocess.run([sys.executable, "-m", "fauxka.broker.protocol.health"], env=env,
                             capture_output=True, text=True, timeout=30)
     assert (result.returncode, result.stdout.strip()) == (
         0, f"healthy: 127.0.0.1:{port} answers ApiVersions, broker 3 registered")
     env["KAFKA_BROKER_ID"] = "7"
-    result = subprocess.run([sys.executable, "-m", "broker.protocol.health"], env=env,
+    result = subprocess.run([sys.executable, "-m", "fauxka.broker.protocol.health"], env=env,
                             capture_output=True, text=True, timeout=30)
     assert result.returncode == 1 and "broker 7 not registered" in result.stdout

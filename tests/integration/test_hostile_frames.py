@@ -5,7 +5,7 @@ import struct
 
 import pytest
 
-from broker.protocol.codec import decode_response, request_schema
+from fauxka.broker.protocol.codec import decode_response, request_schema
 
 
 def raw_exchange(address, payload: bytes, read: bool = True) -> bytes:

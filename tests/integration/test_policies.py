@@ -59,7 +59,7 @@ def test_topic_actions_policy_by_principal(make_cluster):
 
 
 def test_rules_policy_messages_name_the_rule(make_cluster):
-    cluster = make_cluster(1, {"topic.actions.policy.class.name": "controller.rules_policy:RulesPolicy",
+    cluster = make_cluster(1, {"topic.actions.policy.class.name": "fauxka.controller.rules_policy:RulesPolicy",
                                "fauxka.policy.max.partitions": "2",
                                "fauxka.policy.topic.name.pattern": "team-[a-z]+-.*"})
     address = cluster.controller_address()

@@ -1,4 +1,4 @@
-"""acks=all Produces pipelined on one connection (broker/server.py): while one waits for its
+"""acks=all Produces pipelined on one connection (fauxka/broker/server.py): while one waits for its
 followers, the connection reads and appends the next Produce, and every answer still comes back
 in the order the requests were sent, a request of another api only after them.
 
@@ -11,9 +11,9 @@ import asyncio
 import signal
 import urllib.request
 
-from broker.protocol.build import build
-from broker.protocol.codec import decode_response, encode_request, request_schema
-from broker.protocol.framing import read_frame
+from fauxka.broker.protocol.build import build
+from fauxka.broker.protocol.codec import decode_response, encode_request, request_schema
+from fauxka.broker.protocol.framing import read_frame
 from tests.admin_helpers import create_topics, topic_spec, unique
 from tests.data_helpers import batch, produce
 from tests.harness import wait_for

@@ -4,10 +4,10 @@ import asyncio
 
 import pytest
 
-from broker.protocol import api_table
-from broker.protocol.build import build
-from broker.protocol.client import request_once
-from broker.protocol.codec import request_schema
+from fauxka.broker.protocol import api_table
+from fauxka.broker.protocol.build import build
+from fauxka.broker.protocol.client import request_once
+from fauxka.broker.protocol.codec import request_schema
 
 
 def ask(cluster, broker_id, key, version, values):

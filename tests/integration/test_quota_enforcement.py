@@ -6,9 +6,9 @@ import asyncio
 import time
 import urllib.request
 
-from broker.protocol.build import build
-from broker.protocol.client import KafkaConnection
-from broker.protocol.codec import request_schema
+from fauxka.broker.protocol.build import build
+from fauxka.broker.protocol.client import KafkaConnection
+from fauxka.broker.protocol.codec import request_schema
 from tests.admin_helpers import topic_spec, unique
 from tests.integration.test_client_quotas import alter
 

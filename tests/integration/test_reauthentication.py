@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from broker.protocol.build import build
-from broker.protocol.client import KafkaConnection
-from broker.protocol.codec import request_schema
+from fauxka.broker.protocol.build import build
+from fauxka.broker.protocol.client import KafkaConnection
+from fauxka.broker.protocol.codec import request_schema
 from tests.integration.test_sasl import METADATA, OVERRIDES
 
 LIFETIME_MS = 1500

@@ -10,7 +10,7 @@ from fauxka import cli
 from tests.admin_helpers import create_topics, delete_topics, errors, topic_spec, unique
 from tests.spark_support import spark  # noqa: F401  (the fixture)
 
-POLICY = {"topic.actions.policy.class.name": "controller.rules_policy:RulesPolicy",
+POLICY = {"topic.actions.policy.class.name": "fauxka.controller.rules_policy:RulesPolicy",
           "fauxka.policy.max.partitions": "2"}
 
 

@@ -7,12 +7,12 @@ import subprocess
 
 import pytest
 
-from broker.auth.client import SaslClientError, authenticate
-from broker.auth.scram import ScramClient
-from broker.protocol.build import build
-from broker.protocol.client import KafkaConnection
-from broker.protocol.codec import decode_response, encode_request, request_schema
-from broker.protocol.framing import read_frame, with_size_prefix
+from fauxka.broker.auth.client import SaslClientError, authenticate
+from fauxka.broker.auth.scram import ScramClient
+from fauxka.broker.protocol.build import build
+from fauxka.broker.protocol.client import KafkaConnection
+from fauxka.broker.protocol.codec import decode_response, encode_request, request_schema
+from fauxka.broker.protocol.framing import read_frame, with_size_prefix
 from tests.admin_helpers import send, unique
 from tests.harness import Cluster, wait_for
 
@@ -230,7 +230,7 @@ def test_scram_credentials_then_clients_authenticate(sasl_cluster):
 def test_scram_exchange_with_raw_tokens(sasl_cluster):
     user = unique("legacy")
     upsert = {"name": user, "mechanism": 1, "iterations": 4096, "salt": b"s", "salted_password": b""}
-    from model.scram_credential import salted_password
+    from fauxka.model.scram_credential import salted_password
     upsert["salted_password"] = salted_password("SCRAM-SHA-256", "pw", b"s", 4096)
     results = send(sasl_cluster.controller_address(), 51, 0, {"deletions": [], "upsertions": [upsert]}).results
     assert [(r.user, int(r.error_code)) for r in results] == [(user, 0)]
@@ -281,8 +281,8 @@ def test_sasl_inter_broker_listener(make_cluster):
     assert not asyncio.run(try_authenticate(address, "PLAIN", "broker", "nope"))
 
     async def pipelined():  # the forwarding channel's connection type
-        from broker.config import inter_broker_credentials, load_config
-        from broker.protocol.client import PipelinedConnection
+        from fauxka.broker.config import inter_broker_credentials, load_config
+        from fauxka.broker.protocol.client import PipelinedConnection
         mechanism, user, password = inter_broker_credentials(load_config(cluster.brokers[1].config))
         conn = await PipelinedConnection.open("127.0.0.1", int(address.rpartition(":")[2]), 5.0, "broker-1")
         try:

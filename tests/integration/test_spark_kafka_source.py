@@ -1,4 +1,4 @@
-"""The fauxka-kafka PySpark data source (pipeline/kafka_source.py) against the shared cluster and
+"""The fauxka-kafka PySpark data source (fauxka/pipeline/kafka_source.py) against the shared cluster and
 one local Spark: exact contents from batch and streaming reads, startingOffsets variants, a
 streaming query stopped and restarted from its checkpoint, the sink, and bad input."""
 
@@ -15,7 +15,7 @@ PER_PARTITION = 30
 
 @pytest.fixture(scope="module")
 def source(spark):  # noqa: F811
-    from pipeline import kafka_source
+    from fauxka.pipeline import kafka_source
 
     kafka_source.register(spark)
     return kafka_source.FORMAT

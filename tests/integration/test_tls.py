@@ -10,9 +10,9 @@ import time
 
 import pytest
 
-from broker.protocol.build import build
-from broker.protocol.client import KafkaConnection
-from broker.protocol.codec import request_schema
+from fauxka.broker.protocol.build import build
+from fauxka.broker.protocol.client import KafkaConnection
+from fauxka.broker.protocol.codec import request_schema
 from fauxka import certs
 from tests.admin_helpers import unique
 from tests.harness import Cluster, wait_for

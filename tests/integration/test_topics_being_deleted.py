@@ -16,7 +16,7 @@ from confluent_kafka.admin import AdminClient
 
 from tests.admin_helpers import create_topics, delete_topics, send, topic_spec, unique
 from tests.harness import wait_for
-from zkstore import ZkStore
+from fauxka.zkstore import ZkStore
 
 # a session outlasting the pause: the paused controller stays the controller, so nobody else
 # completes the deletion meanwhile (ZooKeeper's default maxSessionTimeout is 40 s)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from controller.policy import (
+from fauxka.controller.policy import (
     AlterConfigPolicy,
     AlterConfigRequest,
     CreateTopicPolicy,

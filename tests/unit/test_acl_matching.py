@@ -2,9 +2,9 @@
 
 import pytest
 
-from broker.auth.acl_authorizer import AclAuthorizer, AuthorizerConfigError, java_host_address, super_users
-from zkstore.acl_znodes import encode_acls
-from model.acl_model import (SUPPORTED_OPERATIONS, AccessControlEntry, AclBinding, AclOperation,
+from fauxka.broker.auth.acl_authorizer import AclAuthorizer, AuthorizerConfigError, java_host_address, super_users
+from fauxka.zkstore.acl_znodes import encode_acls
+from fauxka.model.acl_model import (SUPPORTED_OPERATIONS, AccessControlEntry, AclBinding, AclOperation,
                                   AclPermissionType, PatternType, ResourcePattern, ResourceType, filter_only_value,
                                   new_binding, new_filter, to_bit_field)
 

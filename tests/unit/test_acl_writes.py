@@ -1,4 +1,4 @@
-"""controller.acls without processes: the read-modify-write of ACL znodes, races, fencing, filters."""
+"""fauxka.controller.acls without processes: the read-modify-write of ACL znodes, races, fencing, filters."""
 
 import asyncio
 import json
@@ -6,13 +6,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from controller import acls
-from zkstore.acl_znodes import decode_acls, encode_acls
-from controller.audit import Caller
-from model.acl_model import (AccessControlEntry, AclOperation, AclPermissionType, PatternType, ResourcePattern,
+from fauxka.controller import acls
+from fauxka.zkstore.acl_znodes import decode_acls, encode_acls
+from fauxka.controller.audit import Caller
+from fauxka.model.acl_model import (AccessControlEntry, AclOperation, AclPermissionType, PatternType, ResourcePattern,
                                   ResourceType, new_binding, new_filter)
-from zkstore import BadVersion, MultiFailed
-from zkstore.fenced import ControllerMoved
+from fauxka.zkstore import BadVersion, MultiFailed
+from fauxka.zkstore.fenced import ControllerMoved
 
 CALLER = Caller("User:ANONYMOUS", "127.0.0.1", 1, None, "create_acls", 3)
 PATH = "/kafka-acl/Topic/t"

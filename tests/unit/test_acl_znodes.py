@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from zkstore.acl_znodes import acl_paths, change_notification, decode_acls, decode_change, encode_acls, resource_path
-from model.acl_model import AccessControlEntry, AclOperation, AclPermissionType, PatternType, ResourcePattern
-from model.acl_model import ResourceType as R
+from fauxka.zkstore.acl_znodes import acl_paths, change_notification, decode_acls, decode_change, encode_acls, resource_path
+from fauxka.model.acl_model import AccessControlEntry, AclOperation, AclPermissionType, PatternType, ResourcePattern
+from fauxka.model.acl_model import ResourceType as R
 
 LIT, PRE = PatternType.LITERAL, PatternType.PREFIXED
 

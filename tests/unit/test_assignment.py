@@ -1,11 +1,11 @@
-"""Replica assignment (controller/assignment.py) against Kafka's AdminUtils / AdminZkClient."""
+"""Replica assignment (fauxka/controller/assignment.py) against Kafka's AdminUtils / AdminZkClient."""
 
 import random
 from collections import Counter
 
 import pytest
 
-from controller.assignment import (
+from fauxka.controller.assignment import (
     AssignmentError,
     BrokerMeta,
     add_partitions,

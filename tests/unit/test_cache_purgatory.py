@@ -1,10 +1,10 @@
-"""The controller's wait for its writes to show in the cache (broker/cache_purgatory.py): woken by
+"""The controller's wait for its writes to show in the cache (fauxka/broker/cache_purgatory.py): woken by
 the topic an event names, or by every event that can complete any wait; bounded by its timeout."""
 
 import asyncio
 import time
 
-from broker.cache_purgatory import CachePurgatory
+from fauxka.broker.cache_purgatory import CachePurgatory
 
 
 class Events:

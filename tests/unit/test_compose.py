@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from broker.config import config_from_dict
+from fauxka.broker.config import config_from_dict
 from fauxka.kafka_env import from_environment
 
 ROOT = Path(__file__).resolve().parents[2]

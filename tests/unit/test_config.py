@@ -1,8 +1,8 @@
 import pytest
 
-from broker.config import ConfigError, config_from_dict, load_config
-from broker.properties import parse_properties
-from model.broker_keys import BROKER_CONFIGS
+from fauxka.broker.config import ConfigError, config_from_dict, load_config
+from fauxka.broker.properties import parse_properties
+from fauxka.model.broker_keys import BROKER_CONFIGS
 
 BASE = {"broker.id": "1", "zookeeper.connect": "127.0.0.1:2181"}
 

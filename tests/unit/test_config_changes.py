@@ -6,12 +6,12 @@ import json
 
 import pytest
 
-from controller import configs as C
-from controller.audit import Caller
-from controller.policy import PolicySet, TopicState
-from model import broker_configs as bc
-from model.errors import KafkaError
-from zkstore import MultiFailed, NoNode
+from fauxka.controller import configs as C
+from fauxka.controller.audit import Caller
+from fauxka.controller.policy import PolicySet, TopicState
+from fauxka.model import broker_configs as bc
+from fauxka.model.errors import KafkaError
+from fauxka.zkstore import MultiFailed, NoNode
 
 LIST_KEYS, SCALARS = {"cleanup.policy": "delete", "throttled": ""}, {"retention.ms"}
 

@@ -1,18 +1,18 @@
-"""The api table's role column and dispatch's one role check (broker/dispatch.py)."""
+"""The api table's role column and dispatch's one role check (fauxka/broker/dispatch.py)."""
 
 import asyncio
 import ipaddress
 from types import SimpleNamespace
 
-from broker.dispatch import dispatch, refuse_for_role
-from broker.handlers import table
-from broker.handlers.table import Handler, error_response
-from broker.protocol import api_table
-from broker.protocol.api_table import Api, Role
-from broker.protocol.build import build, error_codes
-from broker.protocol.codec import decode_request, encode_request, request_schema
-from broker.protocol.principal import serialize_principal
-from model.errors import ErrorCode
+from fauxka.broker.dispatch import dispatch, refuse_for_role
+from fauxka.broker.handlers import table
+from fauxka.broker.handlers.table import Handler, error_response
+from fauxka.broker.protocol import api_table
+from fauxka.broker.protocol.api_table import Api, Role
+from fauxka.broker.protocol.build import build, error_codes
+from fauxka.broker.protocol.codec import decode_request, encode_request, request_schema
+from fauxka.broker.protocol.principal import serialize_principal
+from fauxka.model.errors import ErrorCode
 
 
 def _ctx(key: int, version: int, values: dict, *, active: bool, forwarded_by=None, **services):

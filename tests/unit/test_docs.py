@@ -4,12 +4,12 @@ reachable from the index, every broker key and every module of the core packages
 import re
 from pathlib import Path
 
-from model.broker_keys import BROKER_CONFIGS
+from fauxka.model.broker_keys import BROKER_CONFIGS
 
 ROOT = Path(__file__).parents[2]
 README = (ROOT / "README.md").read_text()
 DOCS = ROOT / "docs"
-CORE = ["broker", "controller", "coordinator", "model", "storage", "zkstore", "pipeline", "fauxka"]
+CORE = ["fauxka"]  # every package of the product lives under it
 
 
 def _links(path: Path) -> list[Path]:

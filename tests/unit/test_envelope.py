@@ -2,11 +2,11 @@ import ipaddress
 
 import pytest
 
-from broker.handlers.envelope import _forwarding_broker
-from broker.protocol import api_table
-from broker.protocol.build import build, error_codes
-from broker.protocol.codec import decode_request, encode_request, peek, request_schema, response_schema
-from broker.protocol.principal import PrincipalDeserializationError, deserialize_principal, serialize_principal
+from fauxka.broker.handlers.envelope import _forwarding_broker
+from fauxka.broker.protocol import api_table
+from fauxka.broker.protocol.build import build, error_codes
+from fauxka.broker.protocol.codec import decode_request, encode_request, peek, request_schema, response_schema
+from fauxka.broker.protocol.principal import PrincipalDeserializationError, deserialize_principal, serialize_principal
 
 
 def test_principal_golden_bytes_from_kafka():

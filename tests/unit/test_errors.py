@@ -1,6 +1,6 @@
-"""model/errors.py: one exception over kio's ErrorCode."""
+"""fauxka/model/errors.py: one exception over kio's ErrorCode."""
 
-from model.errors import ErrorCode, KafkaError
+from fauxka.model.errors import ErrorCode, KafkaError
 
 
 def test_kafka_error_carries_the_code_and_kafkas_message():

@@ -1,4 +1,4 @@
-"""broker/protocol/fast_writer.py writes the bytes kio's own entity writer writes, for every
+"""fauxka/broker/protocol/fast_writer.py writes the bytes kio's own entity writer writes, for every
 request, response and header class kio ships, on entities hypothesis draws from their types
 (kio registers strategies for its primitive types), tagged fields set and unset included."""
 
@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from kio.serial import entity_writer as kio_entity_writer
 from kio.static.primitive import Records
 
-from broker.protocol.fast_writer import entity_writer
+from fauxka.broker.protocol.fast_writer import entity_writer
 
 
 def _message_classes() -> list[type]:

@@ -6,11 +6,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from broker.handlers.table import HANDLERS, error_response
-from broker.protocol.api_table import TABLE
-from broker.protocol.build import error_codes, field_names
-from broker.protocol.codec import encode_response
-from model.faults import PARTITION_APIS
+from fauxka.broker.handlers.table import HANDLERS, error_response
+from fauxka.broker.protocol.api_table import TABLE
+from fauxka.broker.protocol.build import error_codes, field_names
+from fauxka.broker.protocol.codec import encode_response
+from fauxka.model.faults import PARTITION_APIS
 from tests.unit.test_dispatch_roles import _ctx
 
 NAMED = {19, 20, 37, 33, 44, 49, 30, 31, 51, 38, 43}  # error_responses.py's branches that read the request

@@ -1,9 +1,9 @@
-"""model/faults.py: validation, encoding and which requests a fault hits."""
+"""fauxka/model/faults.py: validation, encoding and which requests a fault hits."""
 
 import pytest
 
-from model.errors import ErrorCode
-from model.faults import (Fault, FaultError, RequestFacts, Scope, affects, consumed, decode, encode, error_code,
+from fauxka.model.errors import ErrorCode
+from fauxka.model.faults import (Fault, FaultError, RequestFacts, Scope, affects, consumed, decode, encode, error_code,
                           first_match, matches)
 
 NOW = 1_000_000
@@ -113,8 +113,8 @@ def test_leader_fault_is_an_action_not_a_request_fault():
 
 
 def test_elect_given_moves_to_a_live_in_sync_replica_only():
-    from controller.leader_election import Partition, elect_given
-    from zkstore.paths import PartitionState
+    from fauxka.controller.leader_election import Partition, elect_given
+    from fauxka.zkstore.paths import PartitionState
 
     p = Partition("t", 0, [1, 2, 3], PartitionState(1, 4, 1, [1, 2], 7))
     moved = elect_given(p, 2, {1, 2, 3}, 5)
@@ -137,7 +137,7 @@ def test_link_fault_cuts_both_directions_between_two_brokers_only():
 
 
 def test_sending_broker_from_inter_broker_client_ids():
-    from broker.fault_injection import sending_broker
+    from fauxka.broker.fault_injection import sending_broker
 
     assert sending_broker("fauxka-replica-fetcher-3") == 3
     assert sending_broker("fauxka-forwarder-12") == 12

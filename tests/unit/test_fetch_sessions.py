@@ -1,7 +1,7 @@
 """KIP-227 fetch sessions: the cache's rules without sockets."""
 
-from broker.replication.fetch_sessions import FetchSessionCache, SessionPartition
-from model.errors import ErrorCode
+from fauxka.broker.replication.fetch_sessions import FetchSessionCache, SessionPartition
+from fauxka.model.errors import ErrorCode
 
 
 def test_sessionless_and_new_sessions():

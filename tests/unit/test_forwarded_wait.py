@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from broker.handlers.admin_common import forwarded_wait_s
+from fauxka.broker.handlers.admin_common import forwarded_wait_s
 
 
 def _ctx(request_timeout_ms: int):

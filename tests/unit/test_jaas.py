@@ -1,7 +1,7 @@
 import pytest
 
-from broker.auth.jaas import PLAIN_MODULE, SCRAM_MODULE, JaasError, parse, server_entry
-from broker.config import ConfigError, config_from_dict, inter_broker_credentials
+from fauxka.broker.auth.jaas import PLAIN_MODULE, SCRAM_MODULE, JaasError, parse, server_entry
+from fauxka.broker.config import ConfigError, config_from_dict, inter_broker_credentials
 
 PLAIN_JAAS = (f'{PLAIN_MODULE} required username="broker" password="broker-secret" '
               'user_broker="broker-secret" user_alice="alice-secret";')

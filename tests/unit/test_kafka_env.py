@@ -2,8 +2,8 @@
 
 import pytest
 
-from broker.config import config_from_dict
-from model.broker_keys import BROKER_CONFIGS
+from fauxka.broker.config import config_from_dict
+from fauxka.model.broker_keys import BROKER_CONFIGS
 from fauxka import kafka_env
 from fauxka.kafka_env import EnvConfigError, from_environment, property_name, variable_name
 

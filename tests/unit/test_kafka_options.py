@@ -1,8 +1,8 @@
-"""The fauxka-kafka source's options (pipeline/kafka_options.py), checked as Spark's connector does."""
+"""The fauxka-kafka source's options (fauxka/pipeline/kafka_options.py), checked as Spark's connector does."""
 
 import pytest
 
-from pipeline.kafka_options import EARLIEST, LATEST, OptionError, rate_limit, source_options
+from fauxka.pipeline.kafka_options import EARLIEST, LATEST, OptionError, rate_limit, source_options
 
 BASE = {"kafka.bootstrap.servers": "h:9092", "subscribe": "a,b"}
 

@@ -1,7 +1,7 @@
 """Kafka's election rules (kafka.controller.Election, ReplicaStateMachine, AlterPartition checks)."""
 
-from controller import leader_election as le
-from zkstore.paths import PartitionState
+from fauxka.controller import leader_election as le
+from fauxka.zkstore.paths import PartitionState
 
 
 def state(leader, isr, epoch=5, version=7):

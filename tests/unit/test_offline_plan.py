@@ -4,9 +4,9 @@ from types import SimpleNamespace
 
 import structlog
 
-from controller import leader_election as le
-from controller.partition_leadership import PartitionLeadership
-from zkstore import paths as zp
+from fauxka.controller import leader_election as le
+from fauxka.controller.partition_leadership import PartitionLeadership
+from fauxka.zkstore import paths as zp
 
 
 def leadership(brokers, topics, states, deleting=(), topic_configs=None):

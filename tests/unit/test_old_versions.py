@@ -1,4 +1,4 @@
-"""The api versions kio lacks (broker/protocol/old_versions.py) against kafka-python's own classes.
+"""The api versions kio lacks (fauxka/broker/protocol/old_versions.py) against kafka-python's own classes.
 
 kafka-python's hand-written `kafka.protocol.old` structs still describe Produce v0-v2, Fetch v0-v3
 and the other versions Kafka 4.x retired; WriteTxnMarkers v0 is described here from Kafka 3.9.0's
@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 from kafka.protocol.old import admin, commit, fetch, list_offsets, offset_for_leader_epoch, produce
 from kafka.protocol.old.types import Schema
 
-from broker.protocol import api_table, codec, old_versions
-from broker.protocol.build import _plan as _build_plan
-from broker.protocol.build import build
-from broker.protocol.derive import Add, Derivation, Drop, derive, to_wire, wire_class
+from fauxka.broker.protocol import api_table, codec, old_versions
+from fauxka.broker.protocol.build import _plan as _build_plan
+from fauxka.broker.protocol.build import build
+from fauxka.broker.protocol.derive import Add, Derivation, Drop, derive, to_wire, wire_class
 from kio.index import load_request_schema
 from tests.unit import kafka39_structs as k39
 

@@ -3,10 +3,10 @@
 import json
 import uuid
 
-from controller.assignment import BrokerMeta
-from controller.partitions import increase_ops, kafka_map_order, mixed_racks, triage
-from model.topic_names import java_string_hash, scala_set_order
-from zkstore import paths as zp
+from fauxka.controller.assignment import BrokerMeta
+from fauxka.controller.partitions import increase_ops, kafka_map_order, mixed_racks, triage
+from fauxka.model.topic_names import java_string_hash, scala_set_order
+from fauxka.zkstore import paths as zp
 
 
 def test_triage_splits_duplicates_queued_and_valid_in_request_order():

@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 
 import pyarrow.parquet as pq
 
-from pipeline import job, synthetic, tables
-from pipeline.synthetic import event
+from fauxka.pipeline import job, synthetic, tables
+from fauxka.pipeline.synthetic import event
 from tests.spark_support import collect_tables, spark  # noqa: F401  (the fixture)
 
 T0 = 1_699_999_980.0  # 2023-11-14 22:13:00 UTC, a minute boundary

@@ -8,8 +8,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from fauxka import cli
-from pipeline import inputs, markdown, session
-from pipeline.schema import error_name
+from fauxka.pipeline import inputs, markdown, session
+from fauxka.pipeline.schema import error_name
 
 
 def touch(path, text="{}\n"):
@@ -63,11 +63,11 @@ def test_error_names_are_kafkas():
 
 
 def test_report_command_passes_master_and_conf_unchanged(monkeypatch, tmp_path):
-    import pipeline.job
+    import fauxka.pipeline.job
     import fauxka.report
 
     calls = []
-    monkeypatch.setattr(pipeline.job, "run", lambda audit, out, **kw: calls.append((audit, out, kw)))
+    monkeypatch.setattr(fauxka.pipeline.job, "run", lambda audit, out, **kw: calls.append((audit, out, kw)))
     monkeypatch.setattr(fauxka.report, "_existing_session", lambda: None)
     argv = ["report", "--audit", "a", "--audit", "b/*.gz", "--out", str(tmp_path),
             "--master", "spark://10.0.0.1:7077", "--conf", "spark.executor.memory=2g"]
@@ -78,7 +78,7 @@ def test_report_command_passes_master_and_conf_unchanged(monkeypatch, tmp_path):
     assert cli.main(["report", "--bootstrap", "h:9092", "--topic", "audit", "--out", str(tmp_path),
                      "--kafka", "security.protocol=SSL"]) == 0
     [(audit, _, kw)] = calls
-    assert audit == [] and kw["topic"] == pipeline.job.TopicInput("h:9092", "audit", {"kafka.security.protocol": "SSL"})
+    assert audit == [] and kw["topic"] == fauxka.pipeline.job.TopicInput("h:9092", "audit", {"kafka.security.protocol": "SSL"})
     for bad in (["--bootstrap", "h:9092"], ["--audit", "a", "--bootstrap", "h:1", "--topic", "t"], ["--audit", "a", "--follow"],
                 []):
         assert cli.main(["report", *bad, "--out", str(tmp_path)]) == 2, bad
@@ -119,7 +119,7 @@ def test_report_renders_from_parquet_alone_with_long_spans_and_clipped_tables(tm
 
 
 def test_gzip_helper_round_trip(tmp_path):
-    from pipeline import synthetic
+    from fauxka.pipeline import synthetic
 
     path = synthetic.write(tmp_path / "audit-1.log.gz", synthetic.events(3), ["bad"])
     assert gzip.decompress(path.read_bytes()).decode().count("\n") == 4

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from controller.policy import (
+from fauxka.controller.policy import (
     AlterConfigRequest,
     CreateTopicRequest,
     LegacyAlterConfigAdapter,
@@ -15,8 +15,8 @@ from controller.policy import (
     error_for,
     load_policies,
 )
-from controller.rules_policy import RulesPolicy
-from model.errors import ErrorCode
+from fauxka.controller.rules_policy import RulesPolicy
+from fauxka.model.errors import ErrorCode
 from tests.unit import policy_fixtures as fx
 
 F = "tests.unit.policy_fixtures"
@@ -61,7 +61,7 @@ def test_load_by_both_spellings_and_configure_gets_every_config(path):
 
 
 def test_rules_policy_loads_by_its_documented_name():
-    policies = load_policies({ACTIONS_KEY: "controller.rules_policy:RulesPolicy"})
+    policies = load_policies({ACTIONS_KEY: "fauxka.controller.rules_policy:RulesPolicy"})
     assert isinstance(policies.topic_policies[0], RulesPolicy)
     assert policies.has_create and policies.has_delete and policies.has_partition_modify
     assert not policies.has_broker_configs
@@ -81,9 +81,9 @@ def test_actions_policy_conflicts_with_legacy_keys(legacy):
     (CREATE_KEY, "no.such.module:Policy", "cannot be loaded"),
     (CREATE_KEY, f"{F}:NoSuchClass", "no attribute"),
     (CREATE_KEY, "NoDots", "cannot be loaded"),
-    (CREATE_KEY, f"{F}:OnlyAlice", "not a subclass of controller.policy.CreateTopicPolicy"),
-    (ALTER_KEY, f"{F}:RejectAllCreates", "not a subclass of controller.policy.AlterConfigPolicy"),
-    (ACTIONS_KEY, f"{F}:NotAPolicy", "not a subclass of controller.policy.TopicActionsPolicy"),
+    (CREATE_KEY, f"{F}:OnlyAlice", "not a subclass of fauxka.controller.policy.CreateTopicPolicy"),
+    (ALTER_KEY, f"{F}:RejectAllCreates", "not a subclass of fauxka.controller.policy.AlterConfigPolicy"),
+    (ACTIONS_KEY, f"{F}:NotAPolicy", "not a subclass of fauxka.controller.policy.TopicActionsPolicy"),
     (ACTIONS_KEY, f"{F}:RECORD_FILE", "not a subclass"),
     (ACTIONS_KEY, f"{F}:ConfigureFails", "configure() failed"),
 ])
@@ -347,4 +347,4 @@ def test_rules_min_above_max():
 
 def test_rules_bad_configuration_at_load_names_key():
     with pytest.raises(PolicyConfigError, match="fauxka.policy.max.partitions"):
-        load_policies({ACTIONS_KEY: "controller.rules_policy:RulesPolicy", "fauxka.policy.max.partitions": "x"})
+        load_policies({ACTIONS_KEY: "fauxka.controller.rules_policy:RulesPolicy", "fauxka.policy.max.partitions": "x"})

@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from controller.producer_ids import next_block
-from model.errors import KafkaError
-from zkstore import paths as zp
+from fauxka.controller.producer_ids import next_block
+from fauxka.model.errors import KafkaError
+from fauxka.zkstore import paths as zp
 
 
 def test_blocks_follow_each_other_in_thousands():

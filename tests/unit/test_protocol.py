@@ -1,8 +1,8 @@
 import pytest
 
-from broker.protocol import api_table
-from broker.protocol.build import build
-from broker.protocol.codec import (RequestParseError, decode_request, decode_response, encode_request,
+from fauxka.broker.protocol import api_table
+from fauxka.broker.protocol.build import build
+from fauxka.broker.protocol.codec import (RequestParseError, decode_request, decode_response, encode_request,
                                    encode_response, peek, request_schema, response_schema)
 
 
@@ -15,7 +15,7 @@ def test_api_table_versions_have_schemas():
 
 
 def test_api_table_handlers_resolve():
-    from broker.handlers import table
+    from fauxka.broker.handlers import table
 
     for api in api_table.TABLE.values():
         assert callable(table.handler(api).handle)
@@ -65,35 +65,35 @@ def test_api_versions_response_uses_header_v0_even_when_flexible():
 def test_every_handler_module_is_in_the_api_table():
     """A handler module (one with `handle`) the table does not name is an api brokers close the
     connection on: two merges lost ElectLeaders and IncrementalAlterConfigs that way. The handler
-    table (broker/handlers/table.py) and the api table name the same apis, each api's module by its
+    table (fauxka/broker/handlers/table.py) and the api table name the same apis, each api's module by its
     schema name, and a module that spells its api key agrees with the table."""
     import importlib
     import pkgutil
 
-    import broker.handlers
-    from broker.handlers import table
+    import fauxka.broker.handlers
+    from fauxka.broker.handlers import table
 
     named = {api.name for api in api_table.TABLE.values()}
-    handlers = {m.name for m in pkgutil.iter_modules(broker.handlers.__path__)
-                if hasattr(importlib.import_module(f"broker.handlers.{m.name}"), "handle")}
+    handlers = {m.name for m in pkgutil.iter_modules(fauxka.broker.handlers.__path__)
+                if hasattr(importlib.import_module(f"fauxka.broker.handlers.{m.name}"), "handle")}
     assert handlers - named == set()
     assert table.MODULES.keys() == table.HANDLERS.keys() == api_table.TABLE.keys()
     for key, module in table.MODULES.items():
-        assert module.__name__ == f"broker.handlers.{api_table.TABLE[key].name}"
+        assert module.__name__ == f"fauxka.broker.handlers.{api_table.TABLE[key].name}"
         assert getattr(module, "_KEY", key) == key, module.__name__
 
 
 def test_every_handler_is_typed_with_the_context_and_its_apis_newest_request_class():
     """`handle(ctx: RequestContext, request: <the api's request class>) -> Response`: the request type
-    a handler names (broker/protocol/requests.py, imported for a type checker only) is the class of
+    a handler names (fauxka/broker/protocol/requests.py, imported for a type checker only) is the class of
     the newest version the api table serves, so a reader (or an IDE) follows the right fields."""
     import ast
     import inspect
     import typing
 
-    from broker.context import RequestContext
-    from broker.handlers import table
-    from broker.protocol import requests
+    from fauxka.broker.context import RequestContext
+    from fauxka.broker.handlers import table
+    from fauxka.broker.protocol import requests
 
     source = ast.parse(inspect.getsource(requests))
     guarded = next(node for node in source.body if isinstance(node, ast.If))  # `if TYPE_CHECKING:`
@@ -110,5 +110,5 @@ def test_every_handler_is_typed_with_the_context_and_its_apis_newest_request_cla
         named = typing.ForwardRef(annotations["request"]).__forward_arg__
         if newest.__module__.startswith("kio."):
             assert classes[named] is newest, module.__name__
-        else:  # declared by broker/protocol/declare.py (ControlledShutdown)
+        else:  # declared by fauxka/broker/protocol/declare.py (ControlledShutdown)
             assert named == newest.__name__, module.__name__

@@ -1,9 +1,9 @@
-"""The keyed purgatory (broker/purgatory.py): woken by key, bounded by its deadline."""
+"""The keyed purgatory (fauxka/broker/purgatory.py): woken by key, bounded by its deadline."""
 
 import asyncio
 import time
 
-from broker.purgatory import Purgatory
+from fauxka.broker.purgatory import Purgatory
 
 
 async def test_a_wait_returns_once_its_key_is_woken_and_the_check_passes():

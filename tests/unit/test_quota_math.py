@@ -3,8 +3,8 @@ KIP-599 token bucket, and the broker's managers over an in-memory config source.
 
 import pytest
 
-from broker.quotas import ClientQuotaManager, MutationQuotaManager
-from model.quota_math import DEFAULT, Rate, TokenBucket, candidates, resolve, throttle_ms
+from fauxka.broker.quotas import ClientQuotaManager, MutationQuotaManager
+from fauxka.model.quota_math import DEFAULT, Rate, TokenBucket, candidates, resolve, throttle_ms
 
 
 class Configs:

@@ -7,13 +7,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from broker.handlers.alter_client_quotas import as_request_map, java_hashmap_order
-from broker.handlers.describe_client_quotas import ANY, describe, parse_filter
-from controller import quotas as q
-from model import quota_entities as qe
-from model.errors import KafkaError
-from zkstore import config_entities as ce
-from zkstore.fenced import ControllerMoved
+from fauxka.broker.handlers.alter_client_quotas import as_request_map, java_hashmap_order
+from fauxka.broker.handlers.describe_client_quotas import ANY, describe, parse_filter
+from fauxka.controller import quotas as q
+from fauxka.model import quota_entities as qe
+from fauxka.model.errors import KafkaError
+from fauxka.zkstore import config_entities as ce
+from fauxka.zkstore.fenced import ControllerMoved
 
 
 def test_sanitize_is_kafkas_url_encoding():

@@ -1,9 +1,9 @@
-"""model/reassignment.py and model/features.py: Kafka 3.9's ZK-mode rules, without sockets."""
+"""fauxka/model/reassignment.py and fauxka/model/features.py: Kafka 3.9's ZK-mode rules, without sockets."""
 
-from model import features as f
-from model import reassignment as r
-from model.errors import ErrorCode
-from zkstore import paths as zp
+from fauxka.model import features as f
+from fauxka.model import reassignment as r
+from fauxka.model.errors import ErrorCode
+from fauxka.zkstore import paths as zp
 
 
 def test_reassign_to_puts_the_target_first_then_the_origin():

@@ -1,10 +1,10 @@
-"""The follower's side of an incremental fetch session (broker/replication/fetcher.py, Kafka's
+"""The follower's side of an incremental fetch session (fauxka/broker/replication/fetcher.py, Kafka's
 FetchSessionHandler): what each fetch carries, and when the session starts over."""
 
 from types import SimpleNamespace
 
-from broker.replication.fetcher import Fetcher
-from model.errors import ErrorCode
+from fauxka.broker.replication.fetcher import Fetcher
+from fauxka.model.errors import ErrorCode
 
 
 class Log:

@@ -7,13 +7,13 @@ import uuid
 
 import structlog
 
-from broker.config import config_from_dict
-from broker.metrics import BrokerMetrics
-from broker.replication.reads import FetchWant
-from broker.replication.replica_manager import ReplicaManager
-from model.errors import ErrorCode
+from fauxka.broker.config import config_from_dict
+from fauxka.broker.metrics import BrokerMetrics
+from fauxka.broker.replication.reads import FetchWant
+from fauxka.broker.replication.replica_manager import ReplicaManager
+from fauxka.model.errors import ErrorCode
 from tests.data_helpers import batch
-from zkstore import paths as zp
+from fauxka.zkstore import paths as zp
 
 
 class Cache:

@@ -1,8 +1,8 @@
 """Partition's leader bookkeeping (high watermark, ISR candidates, epoch fencing): pure logic
 over a stand-in for storage's PartitionLog (offsets and an epoch cache, no records)."""
 
-from broker.replication.partition import Partition
-from model.errors import ErrorCode
+from fauxka.broker.replication.partition import Partition
+from fauxka.model.errors import ErrorCode
 
 
 class EpochLog:

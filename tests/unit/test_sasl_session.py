@@ -2,13 +2,13 @@ import asyncio
 
 import pytest
 
-from broker.auth import scram
-from broker.auth.jaas import PLAIN_MODULE, SCRAM_MODULE, JaasEntry
-from broker.auth.sasl import IllegalSaslState, SaslSession
-from broker.auth.sasl_config import ListenerSasl
-from broker.config import Endpoint
-from broker.connection import ANONYMOUS, Connection
-from model import scram_credential
+from fauxka.broker.auth import scram
+from fauxka.broker.auth.jaas import PLAIN_MODULE, SCRAM_MODULE, JaasEntry
+from fauxka.broker.auth.sasl import IllegalSaslState, SaslSession
+from fauxka.broker.auth.sasl_config import ListenerSasl
+from fauxka.broker.config import Endpoint
+from fauxka.broker.connection import ANONYMOUS, Connection
+from fauxka.model import scram_credential
 
 SETTINGS = ListenerSasl("CLIENT", ("PLAIN", "SCRAM-SHA-256"), {
     "PLAIN": JaasEntry(PLAIN_MODULE, "REQUIRED", {"user_alice": "secret"}),

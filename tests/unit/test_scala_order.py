@@ -1,7 +1,7 @@
-"""model/scala_order.py: Java's String.hashCode and a Scala 2.13 mutable.HashMap's table and order."""
+"""fauxka/model/scala_order.py: Java's String.hashCode and a Scala 2.13 mutable.HashMap's table and order."""
 
-from model.java_hash import java_string_hash
-from model.scala_order import buckets_for, scala_hash_map_order
+from fauxka.model.java_hash import java_string_hash
+from fauxka.model.scala_order import buckets_for, scala_hash_map_order
 
 
 def test_java_string_hash_is_javas():

@@ -2,10 +2,10 @@ import base64
 
 import pytest
 
-from broker.auth import scram
-from broker.auth.sasl import AuthenticationFailed, check_plain
-from controller.scram import Deletion, Upsertion, apply, check
-from model import scram_credential
+from fauxka.broker.auth import scram
+from fauxka.broker.auth.sasl import AuthenticationFailed, check_plain
+from fauxka.controller.scram import Deletion, Upsertion, apply, check
+from fauxka.model import scram_credential
 
 SALT = base64.b64decode("W22ZaJ0SNY7soEsUEjb6gQ==")
 CLIENT_NONCE = "rOprNGfwEbeRWgbNEkqO"

@@ -5,11 +5,11 @@ import ssl
 
 import pytest
 
-from broker.config import ConfigError, config_from_dict
-from broker.tls.ciphers import openssl_cipher_list, openssl_name
-from broker.tls.handshake import subject_dn
+from fauxka.broker.config import ConfigError, config_from_dict
+from fauxka.broker.tls.ciphers import openssl_cipher_list, openssl_name
+from fauxka.broker.tls.handshake import subject_dn
 from fauxka import certs
-from model.ssl_principal import InvalidRule, NoMatchingRule, parse_rules, principal_name
+from fauxka.model.ssl_principal import InvalidRule, NoMatchingRule, parse_rules, principal_name
 
 KAFKA_RULES = ", ".join([
     "RULE:^CN=(.*?),OU=ServiceUsers.*$/$1/L",

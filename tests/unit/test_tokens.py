@@ -7,11 +7,11 @@ import json
 
 import pytest
 
-from broker.auth import scram
-from broker.config import config_from_dict
-from model import delegation_tokens as tokens
-from model import scram_credential
-from zkstore import token_znodes
+from fauxka.broker.auth import scram
+from fauxka.broker.config import config_from_dict
+from fauxka.model import delegation_tokens as tokens
+from fauxka.model import scram_credential
+from fauxka.zkstore import token_znodes
 
 SETTINGS = tokens.TokenSettings("secret", max_lifetime_ms=1000, renew_ms=100, check_interval_ms=10)
 

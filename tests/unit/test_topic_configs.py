@@ -1,6 +1,6 @@
 import pytest
 
-from model.topic_configs import (
+from fauxka.model.topic_configs import (
     BROKER_SYNONYM_KEYS,
     TOPIC_CONFIGS,
     ConfigSource,

@@ -1,6 +1,6 @@
-"""Topic name rules and collisions (model/topic_names.py) against Kafka's Topic.java."""
+"""Topic name rules and collisions (fauxka/model/topic_names.py) against Kafka's Topic.java."""
 
-from model.topic_names import (
+from fauxka.model.topic_names import (
     colliding_topics,
     has_collision,
     has_collision_chars,

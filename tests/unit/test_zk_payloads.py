@@ -1,7 +1,7 @@
 import json
 import uuid
 
-from zkstore import paths as zp
+from fauxka.zkstore import paths as zp
 
 
 def test_broker_registration_is_kafkas_v5_json():

@@ -4,10 +4,10 @@ import asyncio
 
 import pytest
 
-from coordinator.group.config import GroupConfig
-from coordinator.group.coordinator import GroupCoordinator, OffsetRequest
-from coordinator.group.records import decode_key
-from model.errors import ErrorCode
+from fauxka.coordinator.group.config import GroupConfig
+from fauxka.coordinator.group.coordinator import GroupCoordinator, OffsetRequest
+from fauxka.coordinator.group.records import decode_key
+from fauxka.model.errors import ErrorCode
 
 
 class MemoryLog:

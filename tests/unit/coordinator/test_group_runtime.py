@@ -4,11 +4,11 @@ while earlier ones wait for their acks, and batches are answered in log order.""
 
 import asyncio
 
-from coordinator.group.config import GroupConfig
-from coordinator.group.coordinator import OffsetRequest
-from coordinator.group.partitioner import partition_for
-from coordinator.group.runtime import GroupRuntime
-from model.errors import ErrorCode
+from fauxka.coordinator.group.config import GroupConfig
+from fauxka.coordinator.group.coordinator import OffsetRequest
+from fauxka.coordinator.group.partitioner import partition_for
+from fauxka.coordinator.group.runtime import GroupRuntime
+from fauxka.model.errors import ErrorCode
 
 
 class Host:

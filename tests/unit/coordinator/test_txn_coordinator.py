@@ -4,10 +4,10 @@ a transaction found half-done when a partition is loaded."""
 
 import asyncio
 
-from coordinator.txn.coordinator import TransactionCoordinator
-from coordinator.txn.records import TxnLogValue, decode_key, decode_value, encode_key, encode_value
-from coordinator.txn.state import TxnState
-from model.errors import ErrorCode, KafkaError
+from fauxka.coordinator.txn.coordinator import TransactionCoordinator
+from fauxka.coordinator.txn.records import TxnLogValue, decode_key, decode_value, encode_key, encode_value
+from fauxka.coordinator.txn.state import TxnState
+from fauxka.model.errors import ErrorCode, KafkaError
 
 
 class Log:

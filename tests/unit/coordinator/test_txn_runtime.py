@@ -3,14 +3,14 @@ leader-epoch check of appends, unloading), and the group side of transactional o
 
 import asyncio
 
-from coordinator.group.config import GroupConfig
-from coordinator.group.coordinator import GroupCoordinator, OffsetRequest
-from coordinator.group.partitioner import partition_for
-from coordinator.group.records import OffsetKey, OffsetValue, encode_key, encode_offset_value
-from coordinator.group.runtime import GroupRuntime
-from coordinator.txn.runtime import TxnRuntime
-from coordinator.txn.state import TxnState
-from model.errors import ErrorCode
+from fauxka.coordinator.group.config import GroupConfig
+from fauxka.coordinator.group.coordinator import GroupCoordinator, OffsetRequest
+from fauxka.coordinator.group.partitioner import partition_for
+from fauxka.coordinator.group.records import OffsetKey, OffsetValue, encode_key, encode_offset_value
+from fauxka.coordinator.group.runtime import GroupRuntime
+from fauxka.coordinator.txn.runtime import TxnRuntime
+from fauxka.coordinator.txn.state import TxnState
+from fauxka.model.errors import ErrorCode
 from tests.unit.coordinator.test_group_runtime import Host
 
 N = 3

@@ -1,7 +1,7 @@
 import pytest
 
-from storage.config import LogConfig
-from storage.log import PartitionLog
+from fauxka.storage.config import LogConfig
+from fauxka.storage.log import PartitionLog
 
 
 @pytest.fixture(params=["memory", "disk"])

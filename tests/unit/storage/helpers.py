@@ -74,7 +74,7 @@ def batch_of(data: bytes) -> DefaultRecordBatch:
 def with_codec(uncompressed: bytes, codec: int, compress) -> bytes:
     """The same batch with its records section compressed by `compress` (as another client
     library would: raw snappy like librdkafka, framed lz4, plain zstd)."""
-    from storage import batch as B
+    from fauxka.storage import batch as B
 
     body = bytes(compress(uncompressed[61:]))
     buf = bytearray(uncompressed[:61]) + body

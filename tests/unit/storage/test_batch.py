@@ -1,8 +1,8 @@
-"""storage/batch.py: the v2 header view and in-place patching, over batches real clients build."""
+"""fauxka/storage/batch.py: the v2 header view and in-place patching, over batches real clients build."""
 
 import pytest
 
-from storage import batch as B
+from fauxka.storage import batch as B
 from tests.unit.storage.helpers import CODECS, batch_of, kafka_python_v2, records_of, v2
 
 

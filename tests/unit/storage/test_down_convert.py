@@ -4,10 +4,10 @@ consumer's view): offsets, keys, values, timestamps and codecs as Kafka's Record
 import pytest
 from kafka.record.memory_records import MemoryRecords
 
-from storage import batch as B
-from storage import records as R
-from storage.down_convert import down_convert
-from storage.errors import StorageError
+from fauxka.storage import batch as B
+from fauxka.storage import records as R
+from fauxka.storage.down_convert import down_convert
+from fauxka.storage.errors import StorageError
 
 
 def _batch(base_offset, count, codec=0, append_time=None, control=False):

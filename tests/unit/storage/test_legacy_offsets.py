@@ -1,8 +1,8 @@
 """ListOffsets v0's segment-boundary answer (Kafka 3.9 UnifiedLog.legacyFetchOffsetsBefore)."""
 
-from storage.config import LogConfig
-from storage.legacy_offsets import legacy_offsets_before
-from storage.log import PartitionLog
+from fauxka.storage.config import LogConfig
+from fauxka.storage.legacy_offsets import legacy_offsets_before
+from fauxka.storage.log import PartitionLog
 
 from .helpers import v2
 

@@ -1,11 +1,11 @@
-"""storage/log.py: append, read, offsets, truncation and epochs, in memory and on disk."""
+"""fauxka/storage/log.py: append, read, offsets, truncation and epochs, in memory and on disk."""
 
 import pytest
 
-from model.errors import ErrorCode
-from storage import batch as B
-from storage.config import LogConfig
-from storage.errors import OffsetOutOfRange, StorageError
+from fauxka.model.errors import ErrorCode
+from fauxka.storage import batch as B
+from fauxka.storage.config import LogConfig
+from fauxka.storage.errors import OffsetOutOfRange, StorageError
 from tests.unit.storage.helpers import now_ms, records_of, v2
 
 

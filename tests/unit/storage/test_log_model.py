@@ -8,8 +8,8 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from storage.config import LogConfig
-from storage.log import PartitionLog
+from fauxka.storage.config import LogConfig
+from fauxka.storage.log import PartitionLog
 from tests.unit.storage.helpers import now_ms, records_of, v2
 
 CONFIG = LogConfig(segment_bytes=1500, index_interval_bytes=300)

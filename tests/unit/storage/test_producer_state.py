@@ -2,8 +2,8 @@
 
 import pytest
 
-from model.errors import ErrorCode
-from storage.errors import StorageError
+from fauxka.model.errors import ErrorCode
+from fauxka.storage.errors import StorageError
 from tests.unit.storage.helpers import now_ms, v2
 
 
@@ -69,8 +69,8 @@ def test_sequence_wraps_at_int32_max(make_log):
 
 
 def test_state_rebuilt_from_the_log(tmp_path):
-    from storage.config import LogConfig
-    from storage.log import PartitionLog
+    from fauxka.storage.config import LogConfig
+    from fauxka.storage.log import PartitionLog
 
     log = PartitionLog.load("t", 0, LogConfig(), str(tmp_path / "t-0"))
     send(log, 0, codec=3)
@@ -101,7 +101,7 @@ def test_idle_producers_expire(make_log):
 
 
 def test_markers_end_transactions_and_aborts_are_listed(make_log):
-    from storage.records import build_control_batch
+    from fauxka.storage.records import build_control_batch
 
     log = make_log()
     log.append_as_leader(v2(2, pid=9, epoch=0, seq=0, transactional=True), 0, now_ms())
@@ -124,8 +124,8 @@ def test_markers_end_transactions_and_aborts_are_listed(make_log):
 
 
 def test_a_marker_from_an_older_coordinator_is_fenced(make_log):
-    from storage.errors import ErrorCode, StorageError
-    from storage.records import Record, build, build_control_batch
+    from fauxka.storage.errors import ErrorCode, StorageError
+    from fauxka.storage.records import Record, build, build_control_batch
 
     log = make_log()
     data = bytes(build([Record(0, 1, None, b"v", [])], 0, transactional=True, producer_id=9, producer_epoch=0,
@@ -144,7 +144,7 @@ def test_a_marker_from_an_older_coordinator_is_fenced(make_log):
 
 def test_a_completed_transaction_stays_unstable_until_its_marker_is_replicated(make_log):
     """Kafka's unreplicatedTxns: LSO = min(first unstable offset, HW) while the marker is above the HW."""
-    from storage.records import build_control_batch
+    from fauxka.storage.records import build_control_batch
 
     log = make_log()
     send(log, 0)  # offsets 0-1, not transactional
@@ -167,7 +167,7 @@ def test_a_coordinator_append_of_an_older_epoch_is_refused(make_log):
     """TxnOffsetCommit's records (origin coordinator, no sequences) still get the epoch check: one
     retried after the coordinator aborted its transaction with a bumped epoch cannot land after the
     ABORT marker, where the next COMMIT of the producer id would commit it."""
-    from storage.records import Record, build, build_control_batch
+    from fauxka.storage.records import Record, build, build_control_batch
 
     def offsets(epoch):
         return bytes(build([Record(0, 1, b"k", b"v", [])], 0, transactional=True, producer_id=9,

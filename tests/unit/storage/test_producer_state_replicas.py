@@ -3,8 +3,8 @@ replicates (Kafka's UnifiedLog.appendAsFollower updates ProducerStateManager too
 leads it answers a producer's retry of a batch it already has as a duplicate, at the original
 offsets. Also after its log was truncated and fetched again, and after a restart."""
 
-from storage.config import LogConfig
-from storage.log import PartitionLog
+from fauxka.storage.config import LogConfig
+from fauxka.storage.log import PartitionLog
 from tests.unit.storage.helpers import now_ms, v2
 
 PID = 7

@@ -2,11 +2,11 @@
 
 import os
 
-from storage import checkpoint
-from storage.config import LogConfig
-from storage.epoch_cache import EpochCache
-from storage.log import PartitionLog
-from storage.log_manager import LogManager
+from fauxka.storage import checkpoint
+from fauxka.storage.config import LogConfig
+from fauxka.storage.epoch_cache import EpochCache
+from fauxka.storage.log import PartitionLog
+from fauxka.storage.log_manager import LogManager
 from tests.unit.storage.helpers import now_ms, records_of, v2
 
 
@@ -126,7 +126,7 @@ def test_checkpoint_files_round_trip(tmp_path):
 
 
 def test_descriptors_stay_bounded(tmp_path, monkeypatch):
-    from storage.store import FileStore
+    from fauxka.storage.store import FileStore
 
     monkeypatch.setattr(FileStore, "MAX_OPEN", 4)
     lm = LogManager([str(tmp_path)])

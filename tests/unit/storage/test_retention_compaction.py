@@ -1,6 +1,6 @@
 """Retention (retention.ms / retention.bytes / log start offset) and compaction."""
 
-from storage.config import LogConfig
+from fauxka.storage.config import LogConfig
 from tests.unit.storage.helpers import now_ms, records_of, v2
 
 
@@ -25,7 +25,7 @@ def test_retention_ms_deletes_old_segments_below_the_high_watermark(make_log):
     for i in range(4):
         log.append_as_leader(v2(5, ts=now - 10_000 + i * 3000), 0, now)
     log.high_watermark = 10
-    from storage.retention import retention_pass
+    from fauxka.storage.retention import retention_pass
 
     assert retention_pass(log, now) == 2  # only below the high watermark
     assert log.log_start_offset == 10
@@ -41,7 +41,7 @@ def test_retention_bytes(make_log):
     for _ in range(5):
         log.append_as_leader(v2(5), 0, now_ms())
     log.high_watermark = 25
-    from storage.retention import retention_pass
+    from fauxka.storage.retention import retention_pass
 
     assert retention_pass(log, now_ms()) == 3
     assert log.log_start_offset == 15 and log.size_bytes <= len(v2(5)) * 2
@@ -56,7 +56,7 @@ def test_compaction_keeps_latest_per_key_and_expires_tombstones(make_log):
     log.roll(now)
     log.append_as_leader(v2(1, keys=[b"z"]), 0, now)
     log.high_watermark = 11
-    from storage.cleaner import clean
+    from fauxka.storage.cleaner import clean
 
     removed = clean(log, now)
     recs = read_all(log)
@@ -73,14 +73,14 @@ def test_compaction_keeps_fresh_tombstones(make_log):
     log.roll(now)
     log.append_as_leader(v2(1, keys=[b"b"]), 0, now)
     log.high_watermark = 3
-    from storage.cleaner import clean
+    from fauxka.storage.cleaner import clean
 
     assert clean(log, now) == 1
     assert [(r[0], r[3]) for r in read_all(log)] == [(1, None), (2, b"v" * 100)]
 
 
 def test_manager_passes(tmp_path):
-    from storage.log_manager import LogManager
+    from fauxka.storage.log_manager import LogManager
 
     lm = LogManager([str(tmp_path)])
     lm.load()
@@ -112,8 +112,8 @@ def test_compaction_keeps_an_empty_last_batch_per_producer(make_log):
     log.roll(now)
     log.append_as_leader(v2(1, keys=[b"z"]), 0, now)
     log.high_watermark = 5
-    from storage import batch as B
-    from storage.cleaner import clean
+    from fauxka.storage import batch as B
+    from fauxka.storage.cleaner import clean
 
     assert clean(log, now) == 2
     first = log.read(0, 10**6, 5, True)
@@ -132,7 +132,7 @@ def test_cleaning_waits_for_the_dirty_ratio(make_log):
     for j in range(4):
         log.append_as_leader(v2(5, keys=keys[j]), 0, now)
     log.high_watermark = log.log_end_offset
-    from storage.cleaner import clean
+    from fauxka.storage.cleaner import clean
 
     assert clean(log, now) == 0 and log.cleaned_up_to == 15  # 0-14 cleaned, nothing to drop
     log.append_as_leader(v2(5, keys=keys[0]), 0, now)  # supersedes offsets 0-4
@@ -149,8 +149,8 @@ def test_cleaning_rewrites_only_the_segments_that_lose_records(tmp_path):
     broker's event loop for seconds (librdkafka's 0077, a log of 100+ segments: Produce timed out)."""
     import os
 
-    from storage.cleaner import clean
-    from storage.log import PartitionLog
+    from fauxka.storage.cleaner import clean
+    from fauxka.storage.log import PartitionLog
 
     keys = [[f"k{j}-{i}".encode() for i in range(5)] for j in range(4)]
     config = LogConfig(segment_bytes=len(v2(5, keys=keys[0])) + 1, cleanup_policy=frozenset({"compact"}),
@@ -177,7 +177,7 @@ def test_cleaning_rewrites_only_the_segments_that_lose_records(tmp_path):
 def test_cleaning_in_steps_leaves_a_log_truncated_meanwhile(make_log):
     """clean_steps yields after each segment it reads (the broker serves requests meanwhile); when
     the log is truncated between two steps, the pass rewrites nothing and the next one cleans."""
-    from storage.cleaner import clean, clean_steps
+    from fauxka.storage.cleaner import clean, clean_steps
 
     keys = [[f"k{j}-{i}".encode() for i in range(5)] for j in range(4)]
     config = LogConfig(segment_bytes=len(v2(5, keys=keys[0])) + 1, cleanup_policy=frozenset({"compact"}),

@@ -1,14 +1,14 @@
-"""storage/validator.py: Kafka's LogValidator rules as a leader append sees them."""
+"""fauxka/storage/validator.py: Kafka's LogValidator rules as a leader append sees them."""
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from model.errors import ErrorCode
-from storage import batch as B
-from storage.config import LogConfig
-from storage.errors import StorageError
-from storage.validator import validate_follower, validate_leader
+from fauxka.model.errors import ErrorCode
+from fauxka.storage import batch as B
+from fauxka.storage.config import LogConfig
+from fauxka.storage.errors import StorageError
+from fauxka.storage.validator import validate_follower, validate_leader
 from tests.unit.storage.helpers import CODECS, legacy, now_ms, records_of, v2
 
 
