@@ -77,3 +77,17 @@ def test_a_partition_answered_with_an_error_is_named_again():
     assert sent(fetcher._request()) == {("t", 1): 0}
     fetcher._session_answered(answer())
     assert sent(fetcher._request()) == {}  # taken: nothing changed since
+
+
+def test_a_partition_answered_with_an_error_and_then_no_longer_followed_is_forgotten():
+    """The leader's session keeps a partition it answered with an error (FENCED_LEADER_EPOCH); once
+    the follower follows it from elsewhere, only a forget stops the leader answering it at once."""
+    fetcher, _ = make()
+    fetcher._request()
+    fetcher._session_answered(answer())
+    fetcher._request()
+    fetcher._session_answered(answer(failed=[("t", 1, ErrorCode.fenced_leader_epoch)]))
+    fetcher.keys.discard(("t", 1))  # the follower learnt another leader for it
+    moved = fetcher._request()
+    assert sent(moved) == {}
+    assert [(t.topic, list(t.partitions)) for t in moved.forgotten_topics_data] == [("t", [1])]

@@ -212,11 +212,16 @@ class Fetcher:
     def _resend_failed(self, response) -> None:
         """A partition answered with an error goes in the next fetch again: the leader may not hold
         it in the session at all (a topic it does not know yet is refused, not kept), and nothing
-        else would make this follower name it again."""
+        else would make this follower name it again. It stays known to the session (as matching
+        no fetch state), so that once it is no longer followed from this leader it is forgotten:
+        a leader whose session kept a partition answering an error (FENCED_LEADER_EPOCH for a
+        follower that moved on) answers every fetch at once, and the follower, which skips a
+        partition it no longer follows from there, fetched again at once, for ever."""
         for topic in response.responses:
             for data in topic.partitions:
-                if int(data.error_code) != 0:
-                    self._in_session.pop((topic.topic, data.partition_index), None)
+                key = (topic.topic, data.partition_index)
+                if int(data.error_code) != 0 and key in self._in_session:
+                    self._in_session[key] = None
 
     def _handle(self, response, log) -> bool:
         """Apply the leader's answer; True when something failed (back off before the next fetch)."""
