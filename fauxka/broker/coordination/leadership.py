@@ -41,7 +41,9 @@ class TopicLeadership:
         if event[0] == "partition" and event[1] == self._topic:
             self._sync_partition_count()
             self._apply(event[2])
-        elif event[0] == "topic" and event[1] == self._topic:
+        elif event[0] in ("topic", "topic_config") and event[1] == self._topic:
+            # topic_config: replicas first heard of from the controller's LeaderAndIsr wait for the
+            # topic's config overrides, and the replica manager creates (and leads) them on this event
             self._sync_partition_count()
             for index in {*self._runtime.partitions, *self._held()}:
                 self._apply(index)
