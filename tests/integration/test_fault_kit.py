@@ -107,13 +107,7 @@ def test_process_faults_through_the_state_file(fauxka_cluster_factory):
 
 def test_leader_moves_to_a_given_replica_and_the_producer_follows(fauxka_cluster):
     cluster = fauxka_cluster
-    topic = _topic(cluster, 1, 3)
-    first = cluster.leader(topic, 0)
-    target = next(b for b in cluster.broker_ids if b != first)
-    from confluent_kafka import Producer
-
-    producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all", "retry.backoff.ms": 50})
-    assert _produce(cluster, topic, 0, producer=producer) == [None]
+    topic, _, target, producer = _one_partition_led_and_an_acked_record(cluster)
     cluster.move_leader(topic, 0, target)
     assert cluster.list_faults() == []  # carried out, then removed
     assert _produce(cluster, topic, 0, producer=producer) == [None]  # it follows the leader to its new broker
@@ -126,14 +120,10 @@ def test_a_leadership_given_back_without_an_append_leaves_the_old_leader_replica
     every fetch diverges again, it never replicates, acks=all waits for it while it stays in the
     ISR, and electing it later loses what it missed (in a chaos run, an open transaction's state in
     __transaction_state: its abort markers were never written and a later commit showed it)."""
-    from confluent_kafka import Consumer, Producer
+    from confluent_kafka import Consumer
 
     cluster = fauxka_cluster
-    topic = _topic(cluster, 1, 3)
-    first = cluster.leader(topic, 0)
-    other = next(b for b in cluster.broker_ids if b != first)
-    producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all", "retry.backoff.ms": 50})
-    assert _produce(cluster, topic, 0, producer=producer) == [None]
+    topic, first, other, producer = _one_partition_led_and_an_acked_record(cluster)
     cluster.move_leader(topic, 0, other)
     cluster.move_leader(topic, 0, first)
     assert _produce(cluster, topic, 0, producer=producer) == [None]  # every in-sync replica has it
@@ -372,3 +362,16 @@ def test_an_error_fault_on_describe_groups_answers_each_group(fauxka_cluster):
             admin.describe_consumer_groups([group])[group].result(20)
         assert raised.value.args[0].code() == KafkaError.GROUP_AUTHORIZATION_FAILED
     assert admin.describe_consumer_groups([group])[group].result(20).group_id == group
+
+
+def _one_partition_led_and_an_acked_record(cluster):
+    """A 1-partition RF3 topic, its leader, another replica, and an acks=all producer whose first
+    record is acknowledged."""
+    from confluent_kafka import Producer
+
+    topic = _topic(cluster, 1, 3)
+    first = cluster.leader(topic, 0)
+    other = next(b for b in cluster.broker_ids if b != first)
+    producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all", "retry.backoff.ms": 50})
+    assert _produce(cluster, topic, 0, producer=producer) == [None]
+    return topic, first, other, producer
