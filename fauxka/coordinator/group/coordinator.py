@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from fauxka.model.errors import ErrorCode
 
+from .commit_check import offset_commit_error
 from .membership import GroupMembership
 from .rebalance import now_ms, store_error
 from .records import (GroupKey, OffsetKey, OffsetValue, decode_group_value, decode_key, decode_offset_value,
@@ -57,7 +58,7 @@ class GroupCoordinator(TxnOffsets, GroupMembership):
             # member and its generation first, so a member a generation behind during
             # CompletingRebalance is told ILLEGAL_GENERATION; only one with the new generation
             # (it has the JoinGroup answer, not yet the SyncGroup one) REBALANCE_IN_PROGRESS
-            error = self._commit_error(group, member_id, instance_id, generation)
+            error = offset_commit_error(group, member_id, instance_id, generation, transactional=False)
             if error is not None:
                 return all_(error)
             if group.is_(GroupState.COMPLETING_REBALANCE):
@@ -65,24 +66,6 @@ class GroupCoordinator(TxnOffsets, GroupMembership):
             if not group.is_(GroupState.EMPTY):
                 self._schedule_heartbeat(group, group.members[member_id])
         return await self._store_offsets(group, offsets)
-
-    @staticmethod
-    def _commit_error(group: Group, member_id: str, instance_id: str | None, generation: int) -> ErrorCode | None:
-        if group.is_(GroupState.DEAD):
-            return ErrorCode.coordinator_not_available
-        if generation < 0 and group.is_(GroupState.EMPTY):
-            return None  # a simple consumer (or the admin client): the group only stores offsets
-        if generation >= 0 or member_id or instance_id is not None:
-            if instance_id is not None:  # validateCurrentMember
-                current = group.static_members.get(instance_id)
-                if current is None:
-                    return ErrorCode.unknown_member_id
-                if current != member_id:
-                    return ErrorCode.fenced_instance_id
-            if member_id not in group.members:
-                return ErrorCode.unknown_member_id
-            return ErrorCode.illegal_generation if generation != group.generation else None
-        return ErrorCode.unknown_member_id  # a non-empty group takes commits from its members only
 
     async def _store_offsets(self, group: Group, offsets: dict[TopicPartition, OffsetRequest]):
         now = now_ms()
@@ -189,10 +172,13 @@ class GroupCoordinator(TxnOffsets, GroupMembership):
 
     # --- retention ----------------------------------------------------------------------------------
     async def expire_offsets(self, now: int | None = None) -> int:
-        """cleanupGroupMetadata: tombstones for expired offsets; an Empty group left with none dies."""
+        """cleanupGroupMetadata: tombstones for expired offsets; an Empty group left with none (and none
+        pending in a transaction) dies."""
         now = now_ms() if now is None else now
         retention = self.config.offsets_retention_ms
         removed = 0
+        # GroupMetadata.hasOffsets counts pending transactional offsets: such a group stays
+        pending = {g for by_group in self.pending_txn_offsets.values() for g in by_group}
         for group in list(self.groups.values()):
             expired = []
             subscribed = group.subscribed_topics() if group.is_(GroupState.STABLE) else None
@@ -206,7 +192,8 @@ class GroupCoordinator(TxnOffsets, GroupMembership):
                         expired.append(tp)
                 elif subscribed is not None and tp[0] not in subscribed and c.commit_timestamp + retention <= now:
                     expired.append(tp)
-            dies = group.is_(GroupState.EMPTY) and len(expired) == len(group.offsets)
+            dies = group.is_(GroupState.EMPTY) and len(expired) == len(group.offsets) \
+                and group.group_id not in pending
             if not expired and not dies:
                 continue
             records = [(encode_key(OffsetKey(group.group_id, t, p)), None) for t, p in expired]

@@ -12,6 +12,7 @@ from typing import Callable
 
 from fauxka.model.errors import ErrorCode
 
+from .commit_check import offset_commit_error
 from .records import OffsetKey, OffsetValue, encode_key, encode_offset_value
 from .rebalance import now_ms, store_error
 from .state import CommittedOffset, Group, GroupState
@@ -32,22 +33,19 @@ class TxnOffsets:
 
     async def txn_commit_offsets(self, group_id: str, producer_id: int, epoch: int, member_id: str,
                                  instance_id: str | None, generation: int, offsets: dict) -> dict[TopicPartition, ErrorCode]:
-        """TxnOffsetCommit (handleTxnCommitOffsets): v3's member fields are checked like OffsetCommit's
-        when the group is known and the generation given."""
+        """TxnOffsetCommit (handleTxnCommitOffsets): an unknown group is added Empty, as Kafka adds it,
+        then the committer is checked as OffsetCommit's (commit_check.py) but for the transactional
+        exception (no member needed)."""
         def all_(code):
             return {tp: code for tp in offsets}
         if not group_id:
             return all_(ErrorCode.invalid_group_id)
         group = self.groups.get(group_id)
-        if group is not None and group.is_(GroupState.DEAD):
-            return all_(ErrorCode.coordinator_not_available)
-        if group is not None and generation >= 0:
-            if instance_id is not None and group.static_members.get(instance_id, member_id) != member_id:
-                return all_(ErrorCode.fenced_instance_id)
-            if member_id not in group.members:
-                return all_(ErrorCode.unknown_member_id)
-            if generation != group.generation:
-                return all_(ErrorCode.illegal_generation)
+        if group is None:
+            group = self.groups[group_id] = Group(group_id, current_state_timestamp=now_ms())
+        error = offset_commit_error(group, member_id, instance_id, generation, transactional=True)
+        if error is not None:
+            return all_(error)
         results: dict[TopicPartition, ErrorCode] = {}
         accepted: dict[TopicPartition, CommittedOffset] = {}
         now = now_ms()

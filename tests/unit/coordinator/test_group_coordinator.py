@@ -21,6 +21,9 @@ class MemoryLog:
         self.records.extend(records)
         return ErrorCode.none
 
+    async def append_transactional(self, group_id, records, producer_id, epoch):
+        return await self.append(group_id, records)
+
 
 def make(**overrides):
     config = GroupConfig(min_session_timeout_ms=10, initial_rebalance_delay_ms=0, **overrides)
@@ -326,5 +329,33 @@ def test_a_commit_during_completing_rebalance_checks_member_and_generation_first
         assert (await gc.commit_offsets("g", b.member_id, "gone", 2, commit))[("t", 0)] == ErrorCode.unknown_member_id
         assert (await gc.commit_offsets("g", a.member_id, None, 2, commit))[("t", 0)] == \
             ErrorCode.rebalance_in_progress
+        gc.close()
+    run(body())
+
+
+def test_a_transactional_commit_is_checked_as_kafkas_validate_offset_commit():
+    """handleTxnCommitOffsets adds an unknown group Empty, then validateOffsetCommit(isTransactional)."""
+    async def body():
+        gc, log = make(offsets_retention_ms=1000)
+        one = {("t", 0): OffsetRequest(4)}
+        # v3 with a member and a generation, to a group nobody joined: the member is unknown
+        assert await gc.txn_commit_offsets("new", 7, 0, "m", None, 3, one) == {("t", 0): ErrorCode.unknown_member_id}
+        assert gc.groups["new"].state.name == "EMPTY"  # added, as Kafka adds it
+        a = await join_new(gc)
+        await gc.sync("g", 1, a.member_id, None, None, None, {})
+        # v0-v2 (no member, no generation) to a non-empty group: allowed, unlike OffsetCommit
+        assert await gc.txn_commit_offsets("g", 7, 0, "", None, -1, one) == {("t", 0): ErrorCode.none}
+        assert await gc.commit_offsets("g", "", None, -1, one) == {("t", 0): ErrorCode.unknown_member_id}
+        # a static instance the group does not know, and one mapped to another member
+        assert await gc.txn_commit_offsets("g", 7, 0, a.member_id, "i-1", 1, one) == \
+            {("t", 0): ErrorCode.unknown_member_id}
+        b = await join(gc, group="s", instance="i-2")  # a static member gets its id at once
+        assert await gc.txn_commit_offsets("s", 7, 0, "other", "i-2", b.generation, one) == \
+            {("t", 0): ErrorCode.fenced_instance_id}
+        assert await gc.txn_commit_offsets("g", 7, 0, a.member_id, None, 0, one) == \
+            {("t", 0): ErrorCode.illegal_generation}
+        # an Empty group whose only offsets wait for their transaction's marker is kept
+        assert await gc.txn_commit_offsets("pending", 8, 0, "", None, -1, one) == {("t", 0): ErrorCode.none}
+        assert await gc.expire_offsets() == 0 and "pending" in gc.groups
         gc.close()
     run(body())
