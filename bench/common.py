@@ -5,6 +5,8 @@ import dataclasses
 import json
 import os
 import re
+import subprocess
+import sys
 import tempfile
 import time
 import urllib.request
@@ -45,23 +47,43 @@ class LocalCluster:
 
 
 @contextlib.contextmanager
-def local_cluster(brokers: int = 3, overrides: tuple[str, ...] = (), zookeeper: str | None = None):
-    """Start (ZooKeeper unless given and) brokers with `fauxka up --detach`; yields a LocalCluster."""
+def local_cluster(brokers: int = 3, overrides: tuple[str, ...] = (), zookeeper: str | None = None,
+                  tree: Path | None = None):
+    """Start (ZooKeeper unless given and) brokers with `fauxka up --detach`; yields a LocalCluster.
+    With `tree` (a checkout of other code, e.g. `git worktree add DIR <commit>`), `fauxka up` runs
+    there, so its brokers run that code: before/after pairs in one benchmark."""
     with tempfile.TemporaryDirectory(prefix="fauxka-bench-") as tmp:
         data_dir = Path(tmp)
         base, metrics_base = free_ports(brokers), free_ports(brokers + 1)
         opts = launcher.UpOptions(brokers=brokers, zookeeper=zookeeper, zookeeper_port=free_ports(), data_dir=data_dir,
                                   base_port=base, metrics_base_port=metrics_base, overrides=overrides,
                                   detach=True, timeout_s=60)
-        with contextlib.redirect_stdout(None):
-            if launcher.up(opts) != 0:
-                raise RuntimeError(f"fauxka up failed; logs in {data_dir}")
+        if tree is not None:
+            _up_in(Path(tree), opts)
+        else:
+            with contextlib.redirect_stdout(None):
+                if launcher.up(opts) != 0:
+                    raise RuntimeError(f"fauxka up failed; logs in {data_dir}")
         try:
             yield LocalCluster({i: base + i - 1 for i in range(1, brokers + 1)},
                                {i: metrics_base + i for i in range(1, brokers + 1)}, data_dir)
         finally:
             with contextlib.redirect_stdout(None):
                 launcher.down(data_dir)
+
+
+def _up_in(tree: Path, opts: "launcher.UpOptions") -> None:
+    """`fauxka up --detach` from `tree`'s directory (its packages first on sys.path); the state
+    file it writes is the one this code reads (pids) and `launcher.down` stops."""
+    command = [sys.executable, "-m", "fauxka", "up", "--detach", "--brokers", str(opts.brokers),
+               "--data-dir", str(opts.data_dir), "--base-port", str(opts.base_port),
+               "--metrics-base-port", str(opts.metrics_base_port), "--timeout", str(opts.timeout_s)]
+    command += ["--zookeeper", opts.zookeeper] if opts.zookeeper else ["--zookeeper-port", str(opts.zookeeper_port)]
+    for item in opts.overrides:
+        command += ["--override", item]
+    done = subprocess.run(command, cwd=tree, capture_output=True, text=True, timeout=opts.timeout_s * 3)
+    if done.returncode != 0:
+        raise RuntimeError(f"fauxka up in {tree} failed: {done.stderr.strip()[-500:]}; logs in {opts.data_dir}")
 
 
 def _scrape(metrics_port: int) -> str:
