@@ -4,13 +4,18 @@ every broker's Metadata lists all the bulk topics with a leader for every partit
 row "1000 topics x3 RF3 acked / in every broker's Metadata"; polled from the answer on, every
 50 ms per broker).
 
-    .venv/bin/python -m bench.bulk_create [--topics 1000] [--singles 100]
+    .venv/bin/python -m bench.bulk_create [--topics 1000] [--singles 100] [--tree TREE]
+
+--tree TREE runs the cluster from another checkout (the code before; see bench/common.py).
+A new topic usable by a client (create_topics() to the first acknowledged produce) is
+`python -m bench.paired`'s row.
 """
 
 import argparse
 import asyncio
 import time
 import uuid
+from pathlib import Path
 
 from fauxka.broker.protocol.build import build
 from fauxka.broker.protocol.client import KafkaConnection
@@ -92,8 +97,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--topics", type=int, default=1000)
     parser.add_argument("--singles", type=int, default=100)
+    parser.add_argument("--tree", type=Path, help="run the cluster from this checkout (the code before)")
     args = parser.parse_args()
-    with local_cluster(3) as cluster:
+    with local_cluster(3, tree=args.tree) as cluster:
         asyncio.run(run(args.topics, args.singles, cluster.ports, cluster.metrics))
 
 

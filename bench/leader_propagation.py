@@ -7,7 +7,10 @@ kept connections until its ISR shows the change. The controller's ZooKeeper writ
 between sending the request (t0) and its answer (t1); a broker that shows it at t2 learned it
 at most t2 - t0 and at least t2 - t1 after the write.
 
-    .venv/bin/python -m bench.leader_propagation [--rounds 30] [--mass 3000]
+    .venv/bin/python -m bench.leader_propagation [--rounds 30] [--mass 3000] [--move N] [--tree TREE]
+
+--tree TREE runs the cluster from another checkout (bench/common.py local_cluster): the code before,
+run alternately with this code for a paired figure.
 
 --mass N also changes the ISR of N partitions in one AlterPartition (as a broker loss changes
 every partition it held) and reports when the other brokers show all of them.
@@ -24,6 +27,7 @@ import argparse
 import asyncio
 import statistics
 import time
+from pathlib import Path
 
 from fauxka.broker.protocol.build import build
 from fauxka.broker.protocol.client import KafkaConnection
@@ -180,15 +184,16 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--mass", type=int, default=0)
     parser.add_argument("--move", type=int, default=0)
+    parser.add_argument("--tree", type=Path, help="run the cluster from this checkout (the code before)")
     args = parser.parse_args()
     if args.move:
-        with local_cluster(3) as cluster:
+        with local_cluster(3, tree=args.tree) as cluster:
             times = asyncio.run(move_leaders(cluster.ports, args.move))
         p = lambda q: times[min(len(times) - 1, int(q * len(times)))] * 1000  # noqa: E731
         print(f"{len(times)} leaderships moved (of {args.move} partitions): in every broker's Metadata "
               f"p50 {p(0.5):.0f} ms, p99 {p(0.99):.0f} ms, max {times[-1] * 1000:.0f} ms after the answer")
         return
-    with local_cluster(3) as cluster:
+    with local_cluster(3, tree=args.tree) as cluster:
         samples = asyncio.run(measure(cluster.ports, args.rounds))
         if args.mass:
             for broker, seconds in asyncio.run(mass_change(cluster.ports, args.mass)).items():
