@@ -10,6 +10,7 @@ three processes, user + system: steadier than the rates on a shared machine).
 import argparse
 import statistics
 import time
+from pathlib import Path
 
 from .common import local_cluster
 
@@ -55,8 +56,9 @@ def _one(p) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=float, default=10)
+    parser.add_argument("--tree", type=Path, help="run the cluster from this checkout (the code before)")
     args = parser.parse_args()
-    with local_cluster(3, OVERRIDES) as cluster:
+    with local_cluster(3, OVERRIDES, tree=args.tree) as cluster:
         bootstrap = ",".join(f"127.0.0.1:{port}" for port in cluster.ports.values())
         for name, value in measure(bootstrap, args.seconds, cluster).items():
             print(f"{name}: {value:.2f}")
