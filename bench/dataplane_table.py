@@ -145,3 +145,16 @@ def splice(readme: str, section: str) -> str:
     or `section` appended when it has none."""
     head = readme.split(SECTION, 1)[0].rstrip("\n")
     return f"{head}\n\n{section.strip()}\n" if head else f"{section.strip()}\n"
+
+
+def hand_run_sections(readme: str) -> str:
+    """The README's hand-run sections ("## ..." headings saying "hand-run"), verbatim and in
+    order: a full `bench/run` regenerates the rest and keeps these (their figures come from
+    commands it does not run, e.g. paired runs against older code)."""
+    kept, keep = [], False
+    for line in readme.split(SECTION, 1)[0].splitlines():
+        if line.startswith("## "):
+            keep = "hand-run" in line
+        if keep:
+            kept.append(line)
+    return "\n".join(kept).strip("\n")

@@ -110,3 +110,11 @@ def test_the_brokers_part_of_a_failover_has_its_own_row_when_measured():
     assert part[1:3] == ("6.30 s", "n/a (1 node)")
     assert not any(row[0].startswith("  of which") for row in _by_measure({"fauxka": {"failover_s": 7.0},
                                                                           "tansu": {}}, {}).values())
+
+
+def test_hand_run_sections_are_kept_verbatim_and_the_rest_left_out():
+    readme = (f"# fauxka benchmarks\n\n| generated |\n\n## Groups (hand-run, not yet regenerated)\n\nrow a\n\n"
+              f"## Generated part\n\nrow b\n\n## Issue 25 (hand-run)\n\n| x |\n\n{dt.SECTION}\n\n## Late (hand-run)\n")
+    assert dt.hand_run_sections(readme) == (
+        "## Groups (hand-run, not yet regenerated)\n\nrow a\n\n## Issue 25 (hand-run)\n\n| x |")
+    assert dt.hand_run_sections("# fauxka benchmarks\n\n| generated |\n") == ""
