@@ -5,9 +5,11 @@ import dataclasses
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -52,6 +54,7 @@ def local_cluster(brokers: int = 3, overrides: tuple[str, ...] = (), zookeeper: 
     """Start (ZooKeeper unless given and) brokers with `fauxka up --detach`; yields a LocalCluster.
     With `tree` (a checkout of other code, e.g. `git worktree add DIR <commit>`), `fauxka up` runs
     there, so its brokers run that code: before/after pairs in one benchmark."""
+    _exit_on_sigterm()
     with tempfile.TemporaryDirectory(prefix="fauxka-bench-") as tmp:
         data_dir = Path(tmp)
         base, metrics_base = free_ports(brokers), free_ports(brokers + 1)
@@ -70,6 +73,13 @@ def local_cluster(brokers: int = 3, overrides: tuple[str, ...] = (), zookeeper: 
         finally:
             with contextlib.redirect_stdout(None):
                 launcher.down(data_dir)
+
+
+def _exit_on_sigterm() -> None:
+    """SIGTERM (`timeout`, a killed run) exits through Python, so the cluster is stopped on the way
+    out; by default it ended the process at once and left ZooKeeper and the brokers running."""
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, lambda signum, _frame: sys.exit(128 + signum))
 
 
 def _up_in(tree: Path, opts: "launcher.UpOptions") -> None:
