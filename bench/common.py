@@ -39,6 +39,12 @@ class LocalCluster:
             out[broker_id] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
         return out
 
+    def signal(self, signum: int, skip: tuple[int, ...] = ()) -> None:
+        """Send `signum` to every broker process but those of `skip` (profile windows: fauxka/profiling.py)."""
+        for broker_id, pid in self.pids().items():
+            if broker_id not in skip:
+                os.kill(pid, signum)
+
     def rss_mb(self) -> dict[int, float]:
         """Each broker process's resident memory (VmRSS), in MB."""
         out = {}

@@ -123,7 +123,8 @@ def rows(medians: dict[str, dict[str, Value]], ratios: dict[str, float],
     met = None if _number(f.get("failover_s")) is None else f["failover_s"] <= limit
     out.append((f"failover: leader SIGKILLed to first acks=all produce (session {session_s:g} s)",
                 _show(f.get("failover_s"), lambda v: f"{v:.2f} s"), _show(t.get("failover_s"), lambda v: f"{v:.2f} s"),
-                _ratio(ratios, "failover_s"), _verdict(f"<= {limit:g} s (session + {FAILOVER_PAST_SESSION_S:g} s)", met)))
+                _ratio(ratios, "failover_s"),
+                _verdict(f"<= {limit:g} s (session + {FAILOVER_PAST_SESSION_S:g} s)", met)))
     if "failover_broker_s" in f:
         out.append(("  of which the brokers': kill to a surviving broker's Metadata naming the new leader",
                     _show(f.get("failover_broker_s"), lambda v: f"{v:.2f} s"),

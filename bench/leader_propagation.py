@@ -205,11 +205,9 @@ def main() -> None:
         os.environ["FAUXKA_PROFILE"] = str(Path(args.profile).resolve())
     if args.move:
         with local_cluster(3, tree=args.tree) as cluster:
-            def profile(signum, victim):
-                for broker_id, pid in cluster.pids().items():
-                    if broker_id != victim:
-                        os.kill(pid, signum)
-            times = asyncio.run(move_leaders(cluster.ports, args.move, profile if args.profile else None))
+            times = asyncio.run(move_leaders(cluster.ports, args.move,
+                                             (lambda signum, victim: cluster.signal(signum, (victim,)))
+                                             if args.profile else None))
         p = lambda q: times[min(len(times) - 1, int(q * len(times)))] * 1000  # noqa: E731
         print(f"{len(times)} leaderships moved (of {args.move} partitions): in every broker's Metadata "
               f"p50 {p(0.5):.0f} ms, p99 {p(0.99):.0f} ms, max {times[-1] * 1000:.0f} ms after the answer")
