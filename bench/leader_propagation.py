@@ -9,8 +9,9 @@ at most t2 - t0 and at least t2 - t1 after the write.
 
     .venv/bin/python -m bench.leader_propagation [--rounds 30] [--mass 3000] [--move N] [--tree TREE]
 
---profile DIR (with --move) writes a cProfile of each broker but the one shut down, from the
-ControlledShutdown until every broker shows every move (read with `python -m pstats`).
+--profile DIR (with --move) writes a cProfile of every broker from the ControlledShutdown until
+every broker shows every move (read with `python -m pstats`); the figures of a profiled run carry
+cProfile's cost.
 
 --tree TREE runs the cluster from another checkout (bench/common.py local_cluster): the code before,
 run alternately with this code for a paired figure.
@@ -151,7 +152,7 @@ async def mass_change(ports: dict[int, int], count: int) -> dict[int, float]:
 
 async def move_leaders(ports: dict[int, int], count: int, profile=None) -> list[float]:
     """Seconds from the ControlledShutdown answer until every broker's Metadata names each moved
-    partition's new leader, one figure per moved partition. `profile(signal, victim)`, when given,
+    partition's new leader, one figure per moved partition. `profile(signal)`, when given,
     signals the brokers (SIGUSR1 before the ControlledShutdown, SIGUSR2 once every broker shows
     every move: bench.latency's profile window)."""
     controller, conns, request = await _big_topic(ports, f"{TOPIC}-move", count)
@@ -164,7 +165,7 @@ async def move_leaders(ports: dict[int, int], count: int, profile=None) -> list[
         moved = {p.partition_index for p in t.partitions if p.leader_id == victim}
         await asyncio.sleep(1.0)  # a quiet cluster
         if profile:
-            profile(signal.SIGUSR1, victim)
+            profile(signal.SIGUSR1)
             await asyncio.sleep(0.2)
         response = await conns[controller].send(build(request_schema(7, 3), {"broker_id": victim,
                                                                              "broker_epoch": -1}), 60)
@@ -184,8 +185,10 @@ async def move_leaders(ports: dict[int, int], count: int, profile=None) -> list[
 
         await asyncio.wait_for(asyncio.gather(*(poll(b) for b in conns)), 600)
         if profile:
-            profile(signal.SIGUSR2, victim)
+            profile(signal.SIGUSR2)
             await asyncio.sleep(1.0)
+        print(f"controller {controller}, shut down {victim}; every move in a broker's Metadata: "
+              + ", ".join(f"broker {b} {max(seen[b].values()) * 1000:.0f} ms" for b in sorted(conns)))
         return sorted(max(seen[b][p] for b in conns) for p in moved)
     finally:
         for conn in conns.values():
@@ -198,16 +201,14 @@ def main() -> None:
     parser.add_argument("--mass", type=int, default=0)
     parser.add_argument("--move", type=int, default=0)
     parser.add_argument("--tree", type=Path, help="run the cluster from this checkout (the code before)")
-    parser.add_argument("--profile", metavar="DIR", help="with --move: profile the brokers but the one shut down "
-                        "(FAUXKA_PROFILE, fauxka/profiling.py) from the ControlledShutdown until every move is seen")
+    parser.add_argument("--profile", metavar="DIR", help="with --move: profile every broker (FAUXKA_PROFILE, "
+                        "fauxka/profiling.py) from the ControlledShutdown until every move is seen")
     args = parser.parse_args()
     if args.profile:
         os.environ["FAUXKA_PROFILE"] = str(Path(args.profile).resolve())
     if args.move:
         with local_cluster(3, tree=args.tree) as cluster:
-            times = asyncio.run(move_leaders(cluster.ports, args.move,
-                                             (lambda signum, victim: cluster.signal(signum, (victim,)))
-                                             if args.profile else None))
+            times = asyncio.run(move_leaders(cluster.ports, args.move, cluster.signal if args.profile else None))
         p = lambda q: times[min(len(times) - 1, int(q * len(times)))] * 1000  # noqa: E731
         print(f"{len(times)} leaderships moved (of {args.move} partitions): in every broker's Metadata "
               f"p50 {p(0.5):.0f} ms, p99 {p(0.99):.0f} ms, max {times[-1] * 1000:.0f} ms after the answer")
