@@ -4,13 +4,22 @@ every broker's Metadata lists all the bulk topics with a leader for every partit
 row "1000 topics x3 RF3 acked / in every broker's Metadata"; polled from the answer on, every
 50 ms per broker).
 
-    .venv/bin/python -m bench.bulk_create [--topics 1000] [--singles 100]
+    .venv/bin/python -m bench.bulk_create [--topics 1000] [--singles 100] [--tree TREE]
+
+--tree TREE runs the cluster from another checkout (the code before; see bench/common.py).
+--profile DIR writes a cProfile of every broker from the bulk request until every broker's
+Metadata lists its topics (read with `python -m pstats`).
+A new topic usable by a client (create_topics() to the first acknowledged produce) is
+`python -m bench.paired`'s row.
 """
 
 import argparse
 import asyncio
+import os
+import signal
 import time
 import uuid
+from pathlib import Path
 
 from fauxka.broker.protocol.build import build
 from fauxka.broker.protocol.client import KafkaConnection
@@ -51,19 +60,27 @@ async def everywhere(ports: dict[int, int], names: list[str], started: float) ->
     return dict(zip(ports, results))
 
 
-async def run(topics: int, singles: int, ports: dict[int, int], metrics: dict[int, int]) -> None:
+async def run(topics: int, singles: int, ports: dict[int, int], metrics: dict[int, int], profile=None) -> None:
+    """`profile(signal)`, when given, signals every broker: SIGUSR1 before the bulk CreateTopics,
+    SIGUSR2 once every broker's Metadata lists its topics (bench.latency's profile window)."""
     controller = await controller_of(ports[1])
     conn = await KafkaConnection.open("127.0.0.1", ports[controller], 10)
     prefix = uuid.uuid4().hex[:6]
     try:
         before = zk_requests(metrics[controller])
         names = [f"bulk-{prefix}-{i}" for i in range(topics)]
+        if profile:
+            profile(signal.SIGUSR1)
+            await asyncio.sleep(0.2)
         started = time.perf_counter()
         response = await conn.send(create_request(names, 3, 3), 120)
         bulk_s = time.perf_counter() - started
         bulk_zk = delta(zk_requests(metrics[controller]), before)
         failed = [t for t in response.topics if int(t.error_code) != 0]
         seen_s = await asyncio.wait_for(everywhere(ports, names, started), 600)
+        if profile:
+            profile(signal.SIGUSR2)
+            await asyncio.sleep(1.0)
 
         before = zk_requests(metrics[controller])
         started = time.perf_counter()
@@ -92,9 +109,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--topics", type=int, default=1000)
     parser.add_argument("--singles", type=int, default=100)
+    parser.add_argument("--tree", type=Path, help="run the cluster from this checkout (the code before)")
+    parser.add_argument("--profile", metavar="DIR", help="profile every broker (FAUXKA_PROFILE, fauxka/profiling.py) "
+                        "from the bulk CreateTopics until every broker's Metadata lists its topics")
     args = parser.parse_args()
-    with local_cluster(3) as cluster:
-        asyncio.run(run(args.topics, args.singles, cluster.ports, cluster.metrics))
+    if args.profile:
+        os.environ["FAUXKA_PROFILE"] = str(Path(args.profile).resolve())
+    with local_cluster(3, tree=args.tree) as cluster:
+        asyncio.run(run(args.topics, args.singles, cluster.ports, cluster.metrics,
+                        cluster.signal if args.profile else None))
 
 
 if __name__ == "__main__":

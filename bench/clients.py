@@ -185,6 +185,36 @@ def e2e_latencies(bootstrap: str, topic: str, samples: int, size: int = 100) -> 
     return _percentiles_ms(took[1:])
 
 
+def topic_usable_s(bootstrap: str, topics: list[str], partitions: int = 3, replicas: int = 3,
+                   timeout_s: float = 30) -> list[tuple[float, float]]:
+    """For each name in turn: (seconds from create_topics() until its answer, seconds from
+    create_topics() until the first record produced to the new topic is acknowledged), as a test
+    that makes its own topic sees it. The admin client and the producer (acks=all, linger.ms 0, a
+    record without key or partition: librdkafka's partitioner picks one) are connected to every
+    broker before the first create; the admin client's defaults otherwise (operation_timeout 0)."""
+    admin = AdminClient(_config(bootstrap))
+    errors: list = []
+    producer = _producer(bootstrap, errors, acks="all", **{"linger.ms": 0})
+    warm = f"usable-warm-{uuid.uuid4().hex[:8]}"
+    create_topic(bootstrap, warm, partitions, replicas, timeout_s)
+    for partition in range(partitions):  # a connection to each partition's leader
+        producer.produce(warm, b"warm", partition=partition)
+    if producer.flush(timeout_s) or errors:
+        raise RuntimeError(f"warm-up produce to {warm} failed: {errors[:3]}")
+    out = []
+    for name in topics:
+        done: list[float] = []
+        started = time.perf_counter()
+        admin.create_topics([NewTopic(name, partitions, replicas)])[name].result(timeout_s)
+        created = time.perf_counter()
+        producer.produce(name, b"first", on_delivery=lambda err, _m: done.append(time.perf_counter())
+                         if err is None else errors.append(err))
+        if producer.flush(timeout_s) or errors or not done:
+            raise RuntimeError(f"the first produce to {name} not acknowledged within {timeout_s} s: {errors[:3]}")
+        out.append((created - started, done[0] - started))
+    return out
+
+
 def failover_s(bootstrap: str, topic: str, kill: Callable[[int], None], timeout_s: float = 60,
                leader_now: Callable[[int], int] | None = None) -> tuple[float, float | None]:
     """(seconds from SIGKILLing partition 0's leader (`kill(broker_id)`) until an acks=all record

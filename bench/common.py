@@ -5,7 +5,11 @@ import dataclasses
 import json
 import os
 import re
+import signal
+import subprocess
+import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -35,6 +39,12 @@ class LocalCluster:
             out[broker_id] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
         return out
 
+    def signal(self, signum: int, skip: tuple[int, ...] = ()) -> None:
+        """Send `signum` to every broker process but those of `skip` (profile windows: fauxka/profiling.py)."""
+        for broker_id, pid in self.pids().items():
+            if broker_id not in skip:
+                os.kill(pid, signum)
+
     def rss_mb(self) -> dict[int, float]:
         """Each broker process's resident memory (VmRSS), in MB."""
         out = {}
@@ -45,23 +55,51 @@ class LocalCluster:
 
 
 @contextlib.contextmanager
-def local_cluster(brokers: int = 3, overrides: tuple[str, ...] = (), zookeeper: str | None = None):
-    """Start (ZooKeeper unless given and) brokers with `fauxka up --detach`; yields a LocalCluster."""
+def local_cluster(brokers: int = 3, overrides: tuple[str, ...] = (), zookeeper: str | None = None,
+                  tree: Path | None = None):
+    """Start (ZooKeeper unless given and) brokers with `fauxka up --detach`; yields a LocalCluster.
+    With `tree` (a checkout of other code, e.g. `git worktree add DIR <commit>`), `fauxka up` runs
+    there, so its brokers run that code: before/after pairs in one benchmark."""
+    _exit_on_sigterm()
     with tempfile.TemporaryDirectory(prefix="fauxka-bench-") as tmp:
         data_dir = Path(tmp)
         base, metrics_base = free_ports(brokers), free_ports(brokers + 1)
         opts = launcher.UpOptions(brokers=brokers, zookeeper=zookeeper, zookeeper_port=free_ports(), data_dir=data_dir,
                                   base_port=base, metrics_base_port=metrics_base, overrides=overrides,
                                   detach=True, timeout_s=60)
-        with contextlib.redirect_stdout(None):
-            if launcher.up(opts) != 0:
-                raise RuntimeError(f"fauxka up failed; logs in {data_dir}")
+        if tree is not None:
+            _up_in(Path(tree), opts)
+        else:
+            with contextlib.redirect_stdout(None):
+                if launcher.up(opts) != 0:
+                    raise RuntimeError(f"fauxka up failed; logs in {data_dir}")
         try:
             yield LocalCluster({i: base + i - 1 for i in range(1, brokers + 1)},
                                {i: metrics_base + i for i in range(1, brokers + 1)}, data_dir)
         finally:
             with contextlib.redirect_stdout(None):
                 launcher.down(data_dir)
+
+
+def _exit_on_sigterm() -> None:
+    """SIGTERM (`timeout`, a killed run) exits through Python, so the cluster is stopped on the way
+    out; by default it ended the process at once and left ZooKeeper and the brokers running."""
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, lambda signum, _frame: sys.exit(128 + signum))
+
+
+def _up_in(tree: Path, opts: "launcher.UpOptions") -> None:
+    """`fauxka up --detach` from `tree`'s directory (its packages first on sys.path); the state
+    file it writes is the one this code reads (pids) and `launcher.down` stops."""
+    command = [sys.executable, "-m", "fauxka", "up", "--detach", "--brokers", str(opts.brokers),
+               "--data-dir", str(opts.data_dir), "--base-port", str(opts.base_port),
+               "--metrics-base-port", str(opts.metrics_base_port), "--timeout", str(opts.timeout_s)]
+    command += ["--zookeeper", opts.zookeeper] if opts.zookeeper else ["--zookeeper-port", str(opts.zookeeper_port)]
+    for item in opts.overrides:
+        command += ["--override", item]
+    done = subprocess.run(command, cwd=tree, capture_output=True, text=True, timeout=opts.timeout_s * 3)
+    if done.returncode != 0:
+        raise RuntimeError(f"fauxka up in {tree} failed: {done.stderr.strip()[-500:]}; logs in {opts.data_dir}")
 
 
 def _scrape(metrics_port: int) -> str:

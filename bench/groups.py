@@ -15,6 +15,7 @@ import argparse
 import asyncio
 import statistics
 import time
+from pathlib import Path
 
 from fauxka.broker.protocol.build import build
 from fauxka.broker.protocol.client import KafkaConnection
@@ -194,8 +195,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=5)
     parser.add_argument("--commits-only", type=int, metavar="C",
                         help="only the commit loop with C connections, with CPU per commit")
+    parser.add_argument("--tree", type=Path, help="run the cluster from this checkout (the code before)")
     args = parser.parse_args()
-    with local_cluster(3, ("offsets.topic.num.partitions=3",)) as cluster:
+    with local_cluster(3, ("offsets.topic.num.partitions=3",), tree=args.tree) as cluster:
         if args.commits_only:
             figures = asyncio.run(commit_costs(cluster, args.commits_only, args.seconds))
         else:

@@ -10,7 +10,11 @@ For each side, round after round (the sides take turns going first):
   With --profile the profiled round's CPU figures include cProfile's cost: take figures from a
   run without it.
 
-    .venv/bin/python -m bench.latency [--rounds 3] [--samples 2000] [--no-tansu] [--profile DIR]
+    .venv/bin/python -m bench.latency [--rounds 3] [--samples 2000] [--no-tansu] [--profile DIR] [--base TREE]
+
+--base TREE adds a third side, "before": a second 3-broker cluster started from TREE (a checkout of
+the code before, e.g. `git worktree add TREE 10703d0` with .venv linked), up with the others for
+the whole run and taking its turn in every round; a ratio is the median of the rounds' ratios.
 
 --profile DIR starts fauxka's brokers with FAUXKA_PROFILE=DIR (fauxka/profiling.py) and brackets
 each raw loop on the leader with SIGUSR1 / SIGUSR2: DIR gets broker-<pid>-1.prof (the Produce loop) and
@@ -119,7 +123,7 @@ def one_side(name: str, bootstrap: str, pid_of, samples: int, requests: int, pro
     topic = f"latency-{uuid.uuid4().hex[:8]}"
     clients.create_topic(bootstrap, topic, 1, 1)
     leader = _leader(bootstrap, topic)
-    address = bootstrap.split(",")[leader - 1] if name == "fauxka" else bootstrap
+    address = bootstrap if name == "tansu" else bootstrap.split(",")[leader - 1]
     pid = pid_of(leader)
     before = cpu_s(pid)
     p50, p99 = clients.produce_latencies(bootstrap, topic, samples)
@@ -127,7 +131,7 @@ def one_side(name: str, bootstrap: str, pid_of, samples: int, requests: int, pro
            "client_produce_cpu_us": (cpu_s(pid) - before) / (samples + 1) * 1e6}
     # Tansu answers a Fetch only at its max_wait, even with records there: no CPU figure of its Fetch
     out.update(asyncio.run(raw_loops(address, topic, requests, pid, profile and name == "fauxka",
-                                     fetches=name == "fauxka")))
+                                     fetches=name != "tansu")))
     clients.delete_topic(bootstrap, topic)
     return out
 
@@ -138,7 +142,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--samples", type=int, default=2000, help="produce+flush latency samples per round")
     parser.add_argument("--requests", type=int, default=3000, help="raw requests per CPU figure per round")
     parser.add_argument("--no-tansu", action="store_true")
-    parser.add_argument("--profile", metavar="DIR")
+    parser.add_argument("--profile", metavar="DIR", help="profile the raw loops of this code's leader (first round)")
+    parser.add_argument("--base", metavar="TREE", help="also a cluster of the code in TREE (the code before)")
     parser.add_argument("--json", metavar="FILE", help="append the rounds' medians as one JSON line")
     args = parser.parse_args(argv)
     if args.profile:
@@ -148,13 +153,16 @@ def main(argv: list[str] | None = None) -> None:
         cluster = stack.enter_context(local_cluster(3, ("zookeeper.session.timeout.ms=6000",)))
         sides = {"fauxka": (",".join(f"127.0.0.1:{p}" for p in cluster.ports.values()),
                             lambda b: cluster.pids()[b])}
+        if args.base:
+            before = stack.enter_context(local_cluster(3, ("zookeeper.session.timeout.ms=6000",), tree=Path(args.base)))
+            sides["before"] = (",".join(f"127.0.0.1:{p}" for p in before.ports.values()), lambda b: before.pids()[b])
         if not args.no_tansu:
             from . import tansu
             bootstrap, process = stack.enter_context(tansu.broker())
             sides["tansu"] = (bootstrap, lambda _b: process.pid)
         rounds: dict[str, list[dict]] = {name: [] for name in sides}
         for n in range(args.rounds):
-            order = list(sides) if n % 2 == 0 else list(reversed(sides))
+            order = list(sides)[n % len(sides):] + list(sides)[:n % len(sides)]  # each side first in turn
             for name in order:
                 figures = one_side(name, *sides[name], args.samples, args.requests, args.profile and n == 0)
                 rounds[name].append(figures)
@@ -162,9 +170,11 @@ def main(argv: list[str] | None = None) -> None:
     medians = {name: {k: statistics.median(r[k] for r in rs) for k in rs[0]} for name, rs in rounds.items()}
     for name, m in medians.items():
         print(f"{name}: " + ", ".join(f"{k} {v:.3g}" for k, v in m.items()))
-    if "tansu" in medians:
-        f, t = medians["fauxka"], medians["tansu"]
-        print("fauxka / tansu: " + ", ".join(f"{k} {f[k] / t[k]:.2f}x" for k in f if t.get(k)))
+    for a, b in (("fauxka", "tansu"), ("before", "tansu"), ("fauxka", "before")):
+        if a in rounds and b in rounds:
+            print(f"{a} / {b} (median of the rounds' ratios): " + ", ".join(
+                f"{k} {statistics.median(x[k] / y[k] for x, y in zip(rounds[a], rounds[b])):.2f}x"
+                for k in rounds[a][0] if rounds[b][0].get(k)))
     if args.json:
         with open(args.json, "a") as out:
             out.write(json.dumps({"cwd": os.getcwd(), "medians": medians, "rounds": rounds}) + "\n")

@@ -7,7 +7,14 @@ kept connections until its ISR shows the change. The controller's ZooKeeper writ
 between sending the request (t0) and its answer (t1); a broker that shows it at t2 learned it
 at most t2 - t0 and at least t2 - t1 after the write.
 
-    .venv/bin/python -m bench.leader_propagation [--rounds 30] [--mass 3000]
+    .venv/bin/python -m bench.leader_propagation [--rounds 30] [--mass 3000] [--move N] [--tree TREE]
+
+--profile DIR (with --move) writes a cProfile of every broker from the ControlledShutdown until
+every broker shows every move (read with `python -m pstats`); the figures of a profiled run carry
+cProfile's cost.
+
+--tree TREE runs the cluster from another checkout (bench/common.py local_cluster): the code before,
+run alternately with this code for a paired figure.
 
 --mass N also changes the ISR of N partitions in one AlterPartition (as a broker loss changes
 every partition it held) and reports when the other brokers show all of them.
@@ -22,8 +29,11 @@ the controller's answer.
 
 import argparse
 import asyncio
+import os
+import signal
 import statistics
 import time
+from pathlib import Path
 
 from fauxka.broker.protocol.build import build
 from fauxka.broker.protocol.client import KafkaConnection
@@ -140,9 +150,11 @@ async def mass_change(ports: dict[int, int], count: int) -> dict[int, float]:
             await conn.close()
 
 
-async def move_leaders(ports: dict[int, int], count: int) -> list[float]:
+async def move_leaders(ports: dict[int, int], count: int, profile=None) -> list[float]:
     """Seconds from the ControlledShutdown answer until every broker's Metadata names each moved
-    partition's new leader, one figure per moved partition."""
+    partition's new leader, one figure per moved partition. `profile(signal)`, when given,
+    signals the brokers (SIGUSR1 before the ControlledShutdown, SIGUSR2 once every broker shows
+    every move: bench.latency's profile window)."""
     controller, conns, request = await _big_topic(ports, f"{TOPIC}-move", count)
     try:
         for b in conns:
@@ -152,6 +164,9 @@ async def move_leaders(ports: dict[int, int], count: int) -> list[float]:
         victim = next(b for b in conns if b != controller)
         moved = {p.partition_index for p in t.partitions if p.leader_id == victim}
         await asyncio.sleep(1.0)  # a quiet cluster
+        if profile:
+            profile(signal.SIGUSR1)
+            await asyncio.sleep(0.2)
         response = await conns[controller].send(build(request_schema(7, 3), {"broker_id": victim,
                                                                              "broker_epoch": -1}), 60)
         answered = time.perf_counter()
@@ -169,6 +184,11 @@ async def move_leaders(ports: dict[int, int], count: int) -> list[float]:
                 await asyncio.sleep(0.01)
 
         await asyncio.wait_for(asyncio.gather(*(poll(b) for b in conns)), 600)
+        if profile:
+            profile(signal.SIGUSR2)
+            await asyncio.sleep(1.0)
+        print(f"controller {controller}, shut down {victim}; every move in a broker's Metadata: "
+              + ", ".join(f"broker {b} {max(seen[b].values()) * 1000:.0f} ms" for b in sorted(conns)))
         return sorted(max(seen[b][p] for b in conns) for p in moved)
     finally:
         for conn in conns.values():
@@ -180,15 +200,20 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--mass", type=int, default=0)
     parser.add_argument("--move", type=int, default=0)
+    parser.add_argument("--tree", type=Path, help="run the cluster from this checkout (the code before)")
+    parser.add_argument("--profile", metavar="DIR", help="with --move: profile every broker (FAUXKA_PROFILE, "
+                        "fauxka/profiling.py) from the ControlledShutdown until every move is seen")
     args = parser.parse_args()
+    if args.profile:
+        os.environ["FAUXKA_PROFILE"] = str(Path(args.profile).resolve())
     if args.move:
-        with local_cluster(3) as cluster:
-            times = asyncio.run(move_leaders(cluster.ports, args.move))
+        with local_cluster(3, tree=args.tree) as cluster:
+            times = asyncio.run(move_leaders(cluster.ports, args.move, cluster.signal if args.profile else None))
         p = lambda q: times[min(len(times) - 1, int(q * len(times)))] * 1000  # noqa: E731
         print(f"{len(times)} leaderships moved (of {args.move} partitions): in every broker's Metadata "
               f"p50 {p(0.5):.0f} ms, p99 {p(0.99):.0f} ms, max {times[-1] * 1000:.0f} ms after the answer")
         return
-    with local_cluster(3) as cluster:
+    with local_cluster(3, tree=args.tree) as cluster:
         samples = asyncio.run(measure(cluster.ports, args.rounds))
         if args.mass:
             for broker, seconds in asyncio.run(mass_change(cluster.ports, args.mass)).items():

@@ -4,12 +4,15 @@ commit_transaction in milliseconds (EndTxn's PrepareCommit replicated in __trans
 the markers follow asynchronously, as in Kafka), and the brokers' CPU time per transaction (all
 three processes, user + system: steadier than the rates on a shared machine).
 
-    .venv/bin/python -m bench.transactions [--seconds 10]
+    .venv/bin/python -m bench.transactions [--seconds 10] [--tree TREE] [--profile DIR]
 """
 
 import argparse
+import os
+import signal
 import statistics
 import time
+from pathlib import Path
 
 from .common import local_cluster
 
@@ -17,8 +20,9 @@ RECORDS, PARTITIONS = 10, 3
 OVERRIDES = ("transaction.state.log.num.partitions=3", "offsets.topic.num.partitions=3")
 
 
-def measure(bootstrap: str, seconds: float, cluster=None) -> dict[str, float]:
-    """`cluster` (bench.common.LocalCluster): also the brokers' CPU ms per transaction."""
+def measure(bootstrap: str, seconds: float, cluster=None, profile: bool = False) -> dict[str, float]:
+    """`cluster` (bench.common.LocalCluster): also the brokers' CPU ms per transaction; with
+    `profile`, every broker is signalled around the timed loop (FAUXKA_PROFILE's window)."""
     from confluent_kafka import Producer
     from confluent_kafka.admin import AdminClient, NewTopic
     admin = AdminClient({"bootstrap.servers": bootstrap})
@@ -28,12 +32,17 @@ def measure(bootstrap: str, seconds: float, cluster=None) -> dict[str, float]:
     for _ in range(20):  # warm up: metadata, coordinator, connections
         _one(p)
     commits, done = [], 0
+    if profile:
+        cluster.signal(signal.SIGUSR1)
+        time.sleep(0.2)
     cpu = cluster.cpu_s() if cluster is not None else {}
     start = time.monotonic()
     while time.monotonic() - start < seconds:
         commits.append(_one(p))
         done += 1
     elapsed = time.monotonic() - start
+    if profile:
+        cluster.signal(signal.SIGUSR2)
     commits.sort()
     out = {"transactions/s": done / elapsed, "commit ms median": statistics.median(commits),
            "commit ms p99": commits[int(len(commits) * 0.99) - 1]}
@@ -55,10 +64,15 @@ def _one(p) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=float, default=10)
+    parser.add_argument("--tree", type=Path, help="run the cluster from this checkout (the code before)")
+    parser.add_argument("--profile", metavar="DIR", help="profile every broker (FAUXKA_PROFILE, fauxka/profiling.py) "
+                        "over the timed loop; its figures then carry cProfile's cost")
     args = parser.parse_args()
-    with local_cluster(3, OVERRIDES) as cluster:
+    if args.profile:
+        os.environ["FAUXKA_PROFILE"] = str(Path(args.profile).resolve())
+    with local_cluster(3, OVERRIDES, tree=args.tree) as cluster:
         bootstrap = ",".join(f"127.0.0.1:{port}" for port in cluster.ports.values())
-        for name, value in measure(bootstrap, args.seconds, cluster).items():
+        for name, value in measure(bootstrap, args.seconds, cluster, bool(args.profile)).items():
             print(f"{name}: {value:.2f}")
 
 

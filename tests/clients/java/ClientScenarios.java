@@ -80,6 +80,8 @@ public final class ClientScenarios {
                 case "group" -> group(topics.get(0));
                 case "transactions" -> transactions(topics.get(0), topics.get(1));
                 case "admin" -> admin(topics.get(0));
+                case "push-leaders" -> ControllerPush.leaders(topics, producer("acks", "all"));
+                case "push-stale" -> ControllerPush.stale(topics);
                 default -> throw new IllegalArgumentException("unknown scenario " + name);
             });
         } catch (Throwable e) {
