@@ -113,6 +113,21 @@ def zk_requests(metrics_port: int) -> dict[str, float]:
             for m in re.finditer(r'^fauxka_zookeeper_requests\{kind="(\w+)"\} (\S+)$', _scrape(metrics_port), re.M)}
 
 
+def requests_by_api(cluster: "LocalCluster") -> dict[str, float]:
+    """Requests the brokers answered so far, by api (summed over brokers, versions and errors)."""
+    out: dict[str, float] = {}
+    for port in cluster.metrics.values():
+        for m in re.finditer(r'^fauxka_requests_total\{[^}]*api="(\w+)"[^}]*\} (\S+)$', _scrape(port), re.M):
+            out[m.group(1)] = out.get(m.group(1), 0) + float(m.group(2))
+    return out
+
+
+def per_unit(after: dict[str, float], before: dict[str, float], units: float, label: str) -> dict[str, float]:
+    """{"<label> (<api>)": requests per unit} for the apis that moved between two requests_by_api."""
+    return {f"{label} ({api})": (n - before.get(api, 0)) / units for api, n in sorted(after.items())
+            if n - before.get(api, 0) >= units / 100}
+
+
 def cache_size(metrics_port: int) -> tuple[int, int]:
     """(topics, partition states) in the broker's metadata cache."""
     text = _scrape(metrics_port)

@@ -21,7 +21,7 @@ from fauxka.broker.protocol.build import build
 from fauxka.broker.protocol.client import KafkaConnection
 from fauxka.broker.protocol.codec import request_schema
 
-from .common import local_cluster
+from .common import local_cluster, per_unit, requests_by_api
 
 PROTOCOL = b"\x00\x00\x00\x00\x00\x01\x00\x05bench\x00\x00\x00\x00"  # ConsumerProtocolSubscription v0
 
@@ -180,13 +180,14 @@ async def commit_costs(cluster, connections: int, seconds: float) -> dict:
     conn = await KafkaConnection.open("127.0.0.1", cluster.ports[coordinator], 5)
     await _first_commit(conn, group)
     await conn.close()
-    before, started = cluster.cpu_s(), time.perf_counter()
+    before, started, requests = cluster.cpu_s(), time.perf_counter(), requests_by_api(cluster)
     rate = await commits_per_s(cluster.ports, connections, seconds, group)
     elapsed, after = time.perf_counter() - started, cluster.cpu_s()
     commits = rate * seconds  # commits_per_s's own count, within its loop
     cpu = {b: (after[b] - before[b]) * 1e6 / commits for b in before}
     return {f"commits_per_s_c{connections}": rate, "coordinator_cpu_us": cpu.pop(coordinator),
-            "followers_cpu_us": sum(cpu.values()), "loop_s": elapsed}
+            "followers_cpu_us": sum(cpu.values()), "loop_s": elapsed,
+            **per_unit(requests_by_api(cluster), requests, commits, "requests per commit")}
 
 
 def main() -> None:
@@ -203,7 +204,7 @@ def main() -> None:
         else:
             figures = asyncio.run(measure(cluster.ports, args.rounds, args.seconds))
     for name, value in figures.items():
-        print(f"{name}: {value:.1f}")
+        print(f"{name}: {value:.1f}" if value >= 10 else f"{name}: {value:.3f}")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 producer, each 10 records over 3 partitions (replication factor 3, acks=all), and the cost of
 commit_transaction in milliseconds (EndTxn's PrepareCommit replicated in __transaction_state;
 the markers follow asynchronously, as in Kafka), and the brokers' CPU time per transaction (all
-three processes, user + system: steadier than the rates on a shared machine).
+three processes, user + system: steadier than the rates on a shared machine), with the requests
+the brokers answered per transaction by api (their /metrics: the producer's and the followers').
 
     .venv/bin/python -m bench.transactions [--seconds 10] [--tree TREE] [--profile DIR]
 """
@@ -14,7 +15,7 @@ import statistics
 import time
 from pathlib import Path
 
-from .common import local_cluster
+from .common import local_cluster, per_unit, requests_by_api
 
 RECORDS, PARTITIONS = 10, 3
 OVERRIDES = ("transaction.state.log.num.partitions=3", "offsets.topic.num.partitions=3")
@@ -36,6 +37,7 @@ def measure(bootstrap: str, seconds: float, cluster=None, profile: bool = False)
         cluster.signal(signal.SIGUSR1)
         time.sleep(0.2)
     cpu = cluster.cpu_s() if cluster is not None else {}
+    requests = requests_by_api(cluster) if cluster is not None else {}
     start = time.monotonic()
     while time.monotonic() - start < seconds:
         commits.append(_one(p))
@@ -49,6 +51,7 @@ def measure(bootstrap: str, seconds: float, cluster=None, profile: bool = False)
     if cluster is not None:
         after = cluster.cpu_s()
         out["broker cpu ms per transaction"] = sum(after[b] - cpu[b] for b in cpu) * 1000 / done
+        out.update(per_unit(requests_by_api(cluster), requests, done, "requests per transaction"))
     return out
 
 

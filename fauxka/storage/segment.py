@@ -40,6 +40,7 @@ class Segment:
         self._idx_ts_before = array("q")  # max timestamp of every batch before that one
         self._idx_ts_offset_before = array("q")  # the base offset of the batch holding it
         self._since_index = 0
+        self._last = (-1, -1)  # (base offset, position) of the last batch: where a tail read starts
 
     @classmethod
     def create(cls, directory: str | None, base_offset: int, index_interval_bytes: int, now_ms: int) -> Segment:
@@ -73,6 +74,7 @@ class Segment:
             self._idx_ts_offset_before.append(self.max_timestamp_batch_offset)
             self._since_index = 0
         self._since_index += h.size
+        self._last = (h.base_offset, position)
         if self.first_batch_timestamp < 0:
             self.first_batch_timestamp = h.max_timestamp
         if h.max_timestamp > self.max_timestamp:
@@ -86,6 +88,7 @@ class Segment:
         self._idx_ts_before = array("q")
         self._idx_ts_offset_before = array("q")
         self._since_index = 0
+        self._last = (-1, -1)
         self.next_offset = self.base_offset
         self.first_batch_timestamp = self.max_timestamp = self.max_timestamp_batch_offset = -1
 
@@ -164,7 +167,10 @@ class Segment:
         """Header of the first batch whose last offset >= offset (the batch holding it)."""
         if not self._idx_offsets or offset >= self.next_offset:
             return None
-        start = self._idx_positions[self._floor_entry(offset)]
+        last_base, last_position = self._last
+        # a follower's or a tailing consumer's fetch asks for the newest batch: one header read
+        # instead of a walk from the index entry before it (up to index.interval.bytes of headers)
+        start = last_position if 0 <= last_base <= offset else self._idx_positions[self._floor_entry(offset)]
         for h in self.headers_from(start):
             if h.last_offset >= offset:
                 return h
@@ -243,6 +249,7 @@ class Segment:
             return 0
         removed = self.store.size - h.position
         self.store.truncate(h.position)
+        self._last = (-1, -1)  # set again by the batches rescanned below
         k = bisect_left(self._idx_positions, h.position) - 1  # entry to rescan from
         if k <= 0:
             self.recover(check_crc=False)

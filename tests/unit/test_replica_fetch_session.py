@@ -27,7 +27,7 @@ def make():
 
 
 def sent(request):
-    return {(t.topic, p.partition): p.fetch_offset for t in request.topics for p in t.partitions}
+    return {(topic, p[0]): p[2] for topic, partitions in request.topics.items() for p in partitions}
 
 
 def answer(error=ErrorCode.none, session_id=7, failed=()):
@@ -42,13 +42,13 @@ def test_full_then_only_the_changed_partitions_then_forgotten_ones():
     assert (full.session_id, full.session_epoch) == (0, 0) and len(sent(full)) == 3
     fetcher._session_answered(answer())
     idle = fetcher._request()
-    assert (idle.session_id, idle.session_epoch) == (7, 1) and sent(idle) == {} and not idle.forgotten_topics_data
+    assert (idle.session_id, idle.session_epoch) == (7, 1) and sent(idle) == {} and not idle.forgotten
     fetcher._session_answered(answer())
     partitions[("t", 1)].log.log_end_offset = 5  # the follower appended: its fetch offset moved
     fetcher.keys.discard(("t", 2))  # no longer followed from this leader
     changed = fetcher._request()
     assert changed.session_epoch == 2 and sent(changed) == {("t", 1): 5}
-    assert [(t.topic, list(t.partitions)) for t in changed.forgotten_topics_data] == [("t", [2])]
+    assert changed.forgotten == {"t": [2]}
     fetcher._session_answered(answer())
     assert sent(fetcher._request()) == {} and fetcher._in_session.keys() == {("t", 0), ("t", 1)}
 
@@ -90,4 +90,4 @@ def test_a_partition_answered_with_an_error_and_then_no_longer_followed_is_forgo
     fetcher.keys.discard(("t", 1))  # the follower learnt another leader for it
     moved = fetcher._request()
     assert sent(moved) == {}
-    assert [(t.topic, list(t.partitions)) for t in moved.forgotten_topics_data] == [("t", [1])]
+    assert moved.forgotten == {"t": [1]}

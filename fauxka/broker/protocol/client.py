@@ -4,7 +4,7 @@ to ask a broker for Metadata, and the base the forwarding manager will grow from
 import asyncio
 import itertools
 import ssl as ssl_module
-from typing import Any
+from typing import Any, Callable
 
 from .codec import decode_response, encode_request
 from .framing import STREAM_LIMIT, FrameError, read_frame
@@ -90,15 +90,21 @@ class PipelinedConnection:
         return cls(*await _open(host, port, timeout, ssl), client_id)
 
     async def send(self, request: Any, timeout: float) -> Any:
+        return await self.send_encoded(lambda correlation_id, client_id: encode_request(request, correlation_id, client_id),
+                                       type(request), timeout)
+
+    async def send_encoded(self, encode: Callable[[int, str], bytes], request_cls: type, timeout: float) -> Any:
+        """As send, for a request already written by `encode(correlation_id, client_id)` (the
+        follower's fetch: fauxka/broker/protocol/replica_fetch.py); answered as a `request_cls`."""
         if self.closed:
             raise ConnectionError("connection closed")
         correlation_id = next(self._ids) & 0x7FFFFFFF
         future = asyncio.get_running_loop().create_future()
-        self._waiting[correlation_id] = (future, type(request))
+        self._waiting[correlation_id] = (future, request_cls)
         # A plain timer instead of wait_for: no extra task per request on the forwarding path.
         timer = asyncio.get_running_loop().call_later(timeout, _expire, future)
         try:
-            self._writer.write(encode_request(request, correlation_id, self._client_id))
+            self._writer.write(encode(correlation_id, self._client_id))
             await self._writer.drain()
             return await future
         finally:

@@ -12,7 +12,7 @@ from kio.serial import entity_reader
 from kio.serial.errors import SerialError
 
 from . import kio_speed  # noqa: F401  (before any encoding: kio's phantom checks made cheap)
-from . import old_versions
+from . import fetch_writer, old_versions
 from .api_table import Api
 from .derive import to_public, to_wire, wire_class
 from .fast_writer import entity_writer
@@ -114,7 +114,7 @@ def encode_response(correlation_id: int, response: Any) -> bytes:
     _writer(header_cls)(buf, header_cls(correlation_id=correlation_id))
     if getattr(cls, "__api_key__", None) in _REPEATED_ANSWERS:
         buf.write(_encoded_body(response))
-    else:
+    elif cls is not fetch_writer.RESPONSE_CLASS or not fetch_writer.write(buf, response):
         _writer(cls)(buf, response)
     return _frame(buf)
 

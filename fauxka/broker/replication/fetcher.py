@@ -19,11 +19,10 @@ from typing import Any, Callable
 from fauxka.model.errors import ErrorCode, KafkaError
 
 from ..inter_broker import InterBrokerConnectError, InterBrokerConnector
-from ..protocol.build import build
-from ..protocol.codec import RequestParseError, request_schema
+from ..protocol.codec import RequestParseError
+from ..protocol.replica_fetch import REQUEST_CLASS, ReplicaFetch
 from .hosted import HostedPartitions
 
-FETCH_VERSION = 12
 _SESSION_ERRORS = (int(ErrorCode.fetch_session_id_not_found), int(ErrorCode.invalid_fetch_session_epoch))
 CLIENT_ID_PREFIX = "fauxka-replica-fetcher-"
 
@@ -133,7 +132,8 @@ class Fetcher:
                 if request is None:
                     await self._back_off()
                     continue
-                response = await self._channel.send(request, self._timeout_s + self._wait_ms / 1000)
+                response = await self._channel.send_encoded(request.encode, REQUEST_CLASS,
+                                                             self._timeout_s + self._wait_ms / 1000)
             except (ConnectionError, OSError, asyncio.TimeoutError, RequestParseError) as exc:
                 log.info("replica fetch failed", error=repr(exc))
                 await self.close()
@@ -155,7 +155,7 @@ class Fetcher:
         except TimeoutError:
             pass
 
-    def _request(self):
+    def _request(self) -> ReplicaFetch | None:
         """The next fetch: every partition followed from this leader (a full fetch), or only those
         whose fetch state differs from what the session holds, plus the forgotten ones."""
         wanted: dict[tuple[str, int], tuple] = {}
@@ -173,21 +173,14 @@ class Fetcher:
         sent = wanted if full else {k: v for k, v in wanted.items() if self._in_session.get(k) != v}
         forgotten = [] if full else [k for k in self._in_session if k not in wanted]
         self._sending = (full, sent, forgotten)
-        topics: dict[str, list[dict]] = {}
+        topics: dict[str, list[tuple]] = {}
         for (topic, index), (epoch, offset, last_epoch, start) in sent.items():
-            topics.setdefault(topic, []).append({
-                "partition": index, "current_leader_epoch": epoch, "fetch_offset": offset,
-                "last_fetched_epoch": last_epoch, "log_start_offset": start, "partition_max_bytes": self._max_bytes})
+            topics.setdefault(topic, []).append((index, epoch, offset, last_epoch, start, self._max_bytes))
         gone: dict[str, list[int]] = {}
         for topic, index in forgotten:
             gone.setdefault(topic, []).append(index)
-        return build(request_schema(1, FETCH_VERSION), {
-            "cluster_id": None, "replica_id": self._hosted.broker_id, "max_wait": self._wait_ms,
-            "min_bytes": self._min_bytes, "max_bytes": self._response_max_bytes, "isolation_level": 0,
-            "session_id": self._session_id, "session_epoch": self._session_epoch,
-            "forgotten_topics_data": [{"topic": t, "partitions": ps} for t, ps in gone.items()], "rack_id": "",
-            "topics": [{"topic": t, "partitions": ps} for t, ps in topics.items()],
-        })
+        return ReplicaFetch(self._hosted.broker_id, self._wait_ms, self._min_bytes, self._response_max_bytes,
+                            self._session_id, self._session_epoch, topics, gone)
 
     def _session_answered(self, response) -> None:
         """The leader took the fetch: the session now holds what was sent (FetchSessionHandler.handleResponse)."""

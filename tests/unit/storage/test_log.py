@@ -36,6 +36,26 @@ def test_read_returns_whole_batches_within_limits(make_log):
     assert log.read(40, 10**6, 40, True) == b""
 
 
+def test_tail_reads_after_appends_and_truncations(make_log):
+    """Reads at and inside the newest batch (the segment starts them there, not at its index
+    entry) give the same batches as reads from anywhere else, also after a truncation."""
+    log = make_log(LogConfig(index_interval_bytes=len(v2(10)) * 3))
+    fill(log, 7)
+
+    def first_record(offset):
+        return records_of(log.read(offset, 10**6, log.log_end_offset, True))[0][0]
+    assert [first_record(o) for o in (69, 65, 60, 59, 30, 0)] == [60, 60, 60, 50, 30, 0]
+    log.truncate_to(45)  # the batch 40-49 goes: 30-39 is the newest again
+    assert log.log_end_offset == 40 and [first_record(o) for o in (39, 30, 29)] == [30, 30, 20]
+    assert log.read(40, 10**6, 40, True) == b""
+    fill(log, 1)
+    assert [first_record(o) for o in (49, 40, 39)] == [40, 40, 30]
+    log.truncate_to(5)
+    assert log.log_end_offset == 0 and log.read(0, 10**6, 0, True) == b""
+    fill(log, 2)
+    assert [first_record(o) for o in (19, 10, 9, 0)] == [10, 10, 0, 0]
+
+
 def test_read_out_of_range(make_log):
     log = make_log()
     fill(log, 1)
