@@ -64,6 +64,9 @@ class Faults(Protocol):
 
     def offline(self, broker_id: int, topic: str, partition: int) -> bool: ...
 
+    @property
+    def active(self) -> bool: ...
+
 
 @dataclass(slots=True)
 class Services:

@@ -48,6 +48,8 @@ class Server:
         self._services = services
         self._config = services.config
         self._metrics = services.metrics
+        self._quotas = services.quotas
+        self._faults = services.faults
         self._log = log.bind(component="server")
         self._servers: list[asyncio.base_events.Server] = []
         self._connections: set[asyncio.Task] = set()
@@ -167,7 +169,7 @@ class Server:
     def _may_pipeline(self) -> bool:
         """Not with a quota configured (Kafka mutes a throttled connection before its next read) nor
         with faults injected (the fault kit delays, drops or rewrites answers one at a time)."""
-        return not self._services.quotas.configured() and not self._services.faults.active
+        return not self._quotas.configured() and not self._faults.active
 
     async def _produce(self, conn: Connection, frame: bytes, log: Any, writer: Any,
                        waiting: "collections.deque[asyncio.Task]") -> None:
@@ -243,8 +245,8 @@ class Server:
         """request_percentage: the handling time is charged as a percentage of one thread
         (ClientRequestQuotaManager); the response carries the larger of its throttle time and the one the
         handler set (controller mutations), and the connection is muted for it (KIP-219)."""
-        throttle = self._services.quotas.request.record(ctx.principal, ctx.request.client_id or "", elapsed_s * 100,
-                                                      time.time() * 1000)
+        throttle = self._quotas.record_request(ctx.principal, ctx.request.client_id or "", elapsed_s * 100,
+                                              time.time() * 1000)
         current = getattr(response, "throttle_time", None)
         if current is None:
             return response

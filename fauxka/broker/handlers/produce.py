@@ -81,7 +81,7 @@ def _bandwidth_throttle(ctx: RequestContext) -> int:
     """producer_byte_rate: after the append Kafka records the request's size (request.sizeInBytes) and
     answers with the throttle time; the server mutes the connection for it (KIP-219). acks=0 is throttled
     too, by muting alone (sendNoOpResponseExemptThrottle)."""
-    return ctx.quotas.produce.record(ctx.principal, ctx.request.client_id or "", len(ctx.request.frame),
+    return ctx.quotas.record_produce(ctx.principal, ctx.request.client_id or "", len(ctx.request.frame),
                                      time.time() * 1000)
 
 
