@@ -119,16 +119,16 @@ class Server:
                 if principal is not None and endpoint.security_protocol == "SSL":
                     conn.principal = principal
             services = self._services  # SASL: None on a PLAINTEXT or SSL listener
-            conn.sasl = new_session(conn, self._config, services.cache, services.tokens)
+            conn.sasl = sasl = new_session(conn, self._config, services.cache, services.tokens)
             waiting: collections.deque[asyncio.Task] = collections.deque()  # Produces not answered yet, in order
             while True:
                 muted = conn.muted_until - time.monotonic()
                 if muted > 0:  # KIP-219: the response went out at once, the next request waits the throttle time
                     await asyncio.sleep(muted)
-                authenticating = conn.sasl is not None and not conn.sasl.complete
+                authenticating = sasl is not None and not sasl.complete
                 try:  # connections.max.idle.ms: Kafka's Selector closes a channel idle that long
                     async with asyncio.timeout(None if waiting else idle_s):
-                        frame = await read_frame(reader, conn.sasl.max_receive if authenticating else max_bytes)
+                        frame = await read_frame(reader, sasl.max_receive if authenticating else max_bytes)
                 except TimeoutError:
                     log.debug("closing idle connection", idle_ms=idle_ms)
                     break
@@ -204,14 +204,15 @@ class Server:
     async def _answer(self, conn: Connection, frame: bytes, log: Any) -> bytes | None:
         """The framed response to one frame (None: nothing to send)."""
         started = time.perf_counter()
-        if conn.sasl is not None and conn.sasl.expects_raw_token:  # after SaslHandshake v0: raw SASL tokens
-            return await conn.sasl.raw_token(frame)
+        sasl = conn.sasl  # the connection's SASL exchange (None on a PLAINTEXT or SSL listener)
+        if sasl is not None and sasl.expects_raw_token:  # after SaslHandshake v0: raw SASL tokens
+            return await sasl.raw_token(frame)
         api_key, version, correlation_id = peek(frame)
         api = api_table.lookup(api_key)
         if api is None:
             raise RequestParseError(f"unknown api key {api_key}")
-        if conn.sasl is not None:  # before authentication only ApiVersions and the SASL requests pass
-            conn.sasl.admit(api_key, api.name, api.supports(version))
+        if sasl is not None:  # before authentication only ApiVersions and the SASL requests pass
+            sasl.admit(api_key, api.name, api.supports(version))
         if not api.supports(version):
             if api_key == API_VERSIONS_KEY:  # answered in v0 so any client can read it
                 return encode_response(correlation_id, api_versions.unsupported_version_response())
@@ -219,7 +220,7 @@ class Server:
         request = decode_request(frame, api, version)
         log = _BoundOnUse(log, api=api.name, version=version, correlation_id=correlation_id,
                           client_id=request.client_id)
-        ctx = RequestContext.of(self._services, request, conn.endpoint.listener, conn.principal,
+        ctx = RequestContext.of(self._services, request, conn.listener, conn.principal,
                                 conn.peer_host, log, connection=conn)
         response = await dispatch(ctx)
         if response is None:  # Produce with acks=0: no response at all
