@@ -94,6 +94,10 @@ class Services:
     faults: Faults | None
     bound: "list[Endpoint]"  # the listeners as bound (the port a configured 0 became); server.py fills it
 
+    def controller_active(self) -> bool:
+        """Whether this broker is the active controller (a forwardable request is answered here)."""
+        return self.admin.active
+
     def advertised_controller_id(self) -> int:
         """The controller id clients are told (advertised.controller)."""
         mode = self.config["advertised.controller"]
@@ -135,6 +139,11 @@ class RequestContext(Services):
         return to_bit_field(op for op in SUPPORTED_OPERATIONS[ResourceType[resource_type]]
                             if self.authorized(op.name, resource_type, name, log_if_allowed=False,
                                                log_if_denied=False))
+
+    def close_after_response(self) -> None:
+        """Close the connection the request came on once it is answered (acks=0: instead of an answer)."""
+        if self.connection is not None:
+            self.connection.close_after_response = True
 
     def release_connection(self) -> None:
         """What is left of this request is a wait (acks=all's DelayedProduce): the server may read and

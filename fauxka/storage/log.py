@@ -150,6 +150,11 @@ class PartitionLog:
         self.producers.on_high_watermark(self._high_watermark)
 
     @property
+    def min_insync_replicas(self) -> int:
+        """The topic's min.insync.replicas (acks=all's floor on the ISR)."""
+        return self.config.min_insync_replicas
+
+    @property
     def last_stable_offset(self) -> int:
         """min(first unstable offset (ongoing or marker not yet replicated), high watermark)."""
         unstable = self.producers.first_unstable_offset(self._high_watermark)

@@ -26,7 +26,7 @@ class ReplicaHost:
     def high_watermark(self, topic: str, partition: int) -> int | None:
         """The partition's high watermark where this broker holds a replica of it (consumer lag)."""
         p = self._replicas.partitions.get((topic, partition))
-        return p.log.high_watermark if p is not None else None
+        return p.high_watermark if p is not None else None
 
     def records(self, topic: str, partition: int) -> Iterable[tuple]:
         """(key, value, producer id, marker) of every record: producer id -1 outside transactions,

@@ -69,8 +69,7 @@ async def handle(ctx: RequestContext, request: "ProduceRequest") -> Response:
     throttle = _bandwidth_throttle(ctx)
     if acks == 0:
         if errors or any(r.error != ErrorCode.none for r in results.values()):
-            if ctx.connection is not None:
-                ctx.connection.close_after_response = True
+            ctx.close_after_response()
         elif throttle > 0 and ctx.connection is not None:  # no response to carry it: the channel is muted
             ctx.connection.muted_until = max(ctx.connection.muted_until, time.monotonic() + throttle / 1000)
         return None

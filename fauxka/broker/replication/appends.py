@@ -91,10 +91,10 @@ class Appender:
         try:
             partition = hosted.leader_partition(*key)
             log = partition.log
-            if acks == -1 and len(partition.isr) < log.config.min_insync_replicas:
+            if acks == -1 and partition.under_min_isr():
                 raise KafkaError(ErrorCode.not_enough_replicas,
                                  f"The size of the current ISR {set(partition.isr)} is insufficient to satisfy "
-                                 f"the min.isr requirement of {log.config.min_insync_replicas} for partition "
+                                 f"the min.isr requirement of {log.min_insync_replicas} for partition "
                                  f"{key[0]}-{key[1]}")
             info = log.append_as_leader(records or b"", partition.leader_epoch, int(time.time() * 1000), origin=origin)
         except KafkaError as exc:
@@ -118,9 +118,8 @@ class Appender:
         partition = self._hosted.partitions.get(key)
         if partition is None or not partition.is_leader or partition.leadership != result.leadership:
             return ErrorCode.not_leader_or_follower
-        log = partition.log
-        if log.high_watermark > result.last_offset:
-            if len(partition.isr) < log.config.min_insync_replicas:
+        if partition.high_watermark > result.last_offset:
+            if partition.under_min_isr():
                 return ErrorCode.not_enough_replicas_after_append
             return ErrorCode.none
         return None

@@ -182,7 +182,7 @@ class ReplicaManager:
             config = self.log_config(event[1])
             for (topic, _), partition in self.partitions.items():
                 if topic == event[1]:
-                    partition.log.config = config
+                    partition.reconfigure(config)
             self._apply_topic(event[1])  # replicas waiting for the topic's configs
         elif kind == "broker":
             self.fetchers.broker_changed(event[1])
@@ -225,7 +225,7 @@ class ReplicaManager:
             self.fetchers.remove(key)
             if partition.become_leader(state.leader_epoch, state.isr, replicas, partition_epoch, now_ms()):
                 self.log.info("became leader", topic=topic, partition=index, epoch=state.leader_epoch,
-                              isr=state.isr, end_offset=partition.log.log_end_offset)
+                              isr=state.isr, end_offset=partition.log_end_offset)
             partition.maybe_advance_high_watermark()
         else:
             if partition.become_follower(state.leader, state.leader_epoch, state.isr, replicas, partition_epoch):
