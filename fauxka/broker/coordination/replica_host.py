@@ -71,7 +71,7 @@ class ReplicaHost:
         """The batch is in the leader's log when this returns; the coroutine waits for acks=all
         (the produce purgatory's DelayedProduce), its deadline counted from now."""
         deadline = time.monotonic() + timeout_ms / 1000
-        replicas = self._replicas
+        replicas: ReplicaManager = self._replicas
         results = replicas.append_local({(topic, partition): _batch(records, None)}, -1)
 
         async def acked() -> ErrorCode:

@@ -267,16 +267,19 @@ class ReplicaManager:
 
     async def append_records(self, entries, acks: int, timeout_ms: int, origin: str = "client", on_appended=None):
         """Produce (and WriteTxnMarkers, origin "coordinator"): see appends.Appender.append_records."""
-        return await self.appender.append_records(entries, acks, timeout_ms, origin, on_appended)
+        appender: Appender = self.appender
+        return await appender.append_records(entries, acks, timeout_ms, origin, on_appended)
 
     def append_local(self, entries, acks: int, origin: str = "client"):
         """append_records' first half, at once (the group coordinator pipelines its batches): see
         appends.Appender.append_local; the second half is `wait_for_acks`."""
-        return self.appender.append_local(entries, acks, origin)
+        appender: Appender = self.appender
+        return appender.append_local(entries, acks, origin)
 
     async def wait_for_acks(self, results, timeout_ms: int) -> None:
         """acks=all's wait for what `append_local` appended: see appends.Appender.wait_for_acks."""
-        await self.appender.wait_for_acks(results, timeout_ms)
+        appender: Appender = self.appender
+        await appender.wait_for_acks(results, timeout_ms)
 
     async def fetch(self, wants, replica_id: int, isolation_level: int, max_wait_ms: int, min_bytes: int,
                     max_bytes: int, hard_max_bytes: bool = False):
