@@ -21,7 +21,7 @@ from fauxka.controller.topics import NewTopic
 from fauxka.model.errors import ErrorCode
 
 from .auto_create import CREATE_TOPICS_VERSION, broker_principal
-from .config import BrokerConfig, inter_broker_credentials, internal_topic_spec
+from .config import BrokerConfig, internal_topic_spec
 from .metadata_cache import MetadataCache
 
 MAX_QUEUED = 100_000
@@ -96,8 +96,8 @@ class AuditPublisher:
         settings: dict[str, Any] = {"acks": "all", "enable_idempotence": True, "linger_ms": 20,
                                     "client_id": f"fauxka-audit-{self._broker_id}",
                                     "request_timeout_ms": 30_000}
-        tls = self._config.tls.inter_broker
-        credentials = inter_broker_credentials(self._config)
+        tls = self._config.inter_broker_ssl
+        credentials = self._config.inter_broker_credentials()
         if credentials is not None:
             mechanism, user, password = credentials
             settings.update(security_protocol="SASL_SSL" if tls else "SASL_PLAINTEXT", sasl_mechanism=mechanism,

@@ -17,7 +17,7 @@ from typing import Any, Callable
 from fauxka.controller.admin import AdminController
 from fauxka.controller.topics import NewTopic
 from fauxka.model.errors import ErrorCode
-from .config import BrokerConfig, inter_broker_credentials
+from .config import BrokerConfig
 from .forwarding import ForwardingManager
 from .handlers.admin_common import caller
 from .metadata_cache import MetadataCache
@@ -33,7 +33,7 @@ _CREATED = frozenset({ErrorCode.none, ErrorCode.topic_already_exists, ErrorCode.
 
 def broker_principal(config: BrokerConfig) -> str:
     """The principal this broker has on the inter-broker listener (User:ANONYMOUS over PLAINTEXT)."""
-    credentials = inter_broker_credentials(config)
+    credentials = config.inter_broker_credentials()
     return f"User:{credentials[1]}" if credentials is not None else "User:ANONYMOUS"
 
 

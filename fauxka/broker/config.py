@@ -73,6 +73,20 @@ class BrokerConfig:
     def broker_id(self) -> int:
         return self._values["broker.id"]
 
+    @property
+    def inter_broker_ssl(self):
+        """The client SSL context for the inter-broker listener (None when it is not SSL / SASL_SSL)."""
+        return self.tls.inter_broker
+
+    def inter_broker_credentials(self) -> tuple[str, str, str] | None:
+        """(mechanism, username, password) this broker authenticates with on the inter-broker listener,
+        or None when that listener is PLAINTEXT."""
+        return self.sasl.inter_broker
+
+    def sasl_listener(self, listener: str):
+        """The SASL settings (mechanisms, JAAS entries) of a SASL_* listener; None on any other."""
+        return self.sasl.listeners.get(listener)
+
     def as_dict(self) -> dict[str, Any]:
         return dict(self._values)
 
@@ -190,12 +204,6 @@ def _inter_broker_listener(name: str | None, listeners: list[Endpoint]) -> str:
         raise ConfigError("inter.broker.listener.name is not set and no listener uses PLAINTEXT (name the listener "
                           "brokers use between each other, e.g. inter.broker.listener.name=SSL)")
     return plaintext[0]
-
-
-def inter_broker_credentials(config: BrokerConfig) -> tuple[str, str, str] | None:
-    """(mechanism, username, password) this broker authenticates with on the inter-broker listener,
-    or None when that listener is PLAINTEXT."""
-    return config.sasl.inter_broker
 
 
 def internal_topic_spec(config: BrokerConfig, live_brokers: int, partitions_key: str, replication_key: str,

@@ -18,3 +18,8 @@ class Connection:
     close_after_response: bool = False  # e.g. after a failed authentication, as Kafka does
     muted_until: float = 0.0  # time.monotonic() until which no request is read (KIP-219 throttling)
     release: Any = None  # the Produce in flight's asyncio.Future: set, the next request may be read (server.py)
+
+    @property
+    def listener(self) -> str:
+        """The name of the listener the connection came in on."""
+        return self.endpoint.listener

@@ -64,6 +64,9 @@ class Faults(Protocol):
 
     def offline(self, broker_id: int, topic: str, partition: int) -> bool: ...
 
+    @property
+    def active(self) -> bool: ...
+
 
 @dataclass(slots=True)
 class Services:
@@ -90,6 +93,10 @@ class Services:
     forwarding: Forwarder
     faults: Faults | None
     bound: "list[Endpoint]"  # the listeners as bound (the port a configured 0 became); server.py fills it
+
+    def controller_active(self) -> bool:
+        """Whether this broker is the active controller (a forwardable request is answered here)."""
+        return self.admin.active
 
     def advertised_controller_id(self) -> int:
         """The controller id clients are told (advertised.controller)."""
@@ -132,6 +139,11 @@ class RequestContext(Services):
         return to_bit_field(op for op in SUPPORTED_OPERATIONS[ResourceType[resource_type]]
                             if self.authorized(op.name, resource_type, name, log_if_allowed=False,
                                                log_if_denied=False))
+
+    def close_after_response(self) -> None:
+        """Close the connection the request came on once it is answered (acks=0: instead of an answer)."""
+        if self.connection is not None:
+            self.connection.close_after_response = True
 
     def release_connection(self) -> None:
         """What is left of this request is a wait (acks=all's DelayedProduce): the server may read and

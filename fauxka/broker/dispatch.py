@@ -66,7 +66,7 @@ async def answer(ctx: RequestContext, handler: Handler) -> Response:
         refused = await refused
     if refused is not None:
         return refused
-    if api.forwardable and ctx.forwarded_by is None and not ctx.admin.active:
+    if api.forwardable and ctx.forwarded_by is None and not ctx.controller_active():
         return await ctx.forwarding.forward(ctx)
     refused = refuse_for_role(ctx, api, handler)
     if refused is not None:
@@ -88,7 +88,7 @@ def refuse_for_role(ctx: RequestContext, api: Api, handler: Handler) -> Response
       NOT_LEADER_OR_FOLLOWER partition by partition, as ReplicaManager does.
     """
     if api.role is Role.CONTROLLER:
-        if api.forwardable or ctx.admin.active:
+        if api.forwardable or ctx.controller_active():
             return None
         return error_response(ctx.request, ErrorCode.not_controller, handler.error_response)
     if api.role in COORDINATOR_ROLES:

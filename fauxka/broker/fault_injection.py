@@ -245,8 +245,7 @@ class FaultInjector:
 
     @staticmethod
     def _close(ctx) -> None:
-        if ctx.connection is not None:
-            ctx.connection.close_after_response = True
+        ctx.close_after_response()
         return None
 
     async def _until_gone(self, fault: Fault) -> None:

@@ -8,7 +8,7 @@ import asyncio
 import ssl
 
 from .auth.client import SaslClientError, authenticate
-from .config import BrokerConfig, inter_broker_credentials
+from .config import BrokerConfig
 from .metadata_cache import MetadataCache
 from .protocol.client import KafkaConnection, PipelinedConnection
 from .protocol.codec import RequestParseError
@@ -37,13 +37,13 @@ class InterBrokerConnector:
             raise InterBrokerConnectError(f"broker {broker_id} has no {config.inter_broker_listener} endpoint")
         kind = PipelinedConnection if pipelined else KafkaConnection
         try:
-            conn = await kind.open(endpoint.host, endpoint.port, timeout_s, client_id, ssl=config.tls.inter_broker)
+            conn = await kind.open(endpoint.host, endpoint.port, timeout_s, client_id, ssl=config.inter_broker_ssl)
         except ssl.SSLError as exc:
             reason = exc.reason or exc
             raise InterBrokerConnectError(f"TLS handshake with broker {broker_id} failed: {reason}") from None
         except (OSError, asyncio.TimeoutError) as exc:
             raise InterBrokerConnectError(f"broker {broker_id} unreachable: {str(exc) or type(exc).__name__}") from None
-        credentials = inter_broker_credentials(config)
+        credentials = config.inter_broker_credentials()
         if credentials is not None:  # a SASL inter-broker listener: log in as this broker
             try:
                 await authenticate(conn, *credentials, timeout_s)

@@ -4,9 +4,9 @@ Every broker keeps one. Readers get plain data; interested parties (the
 purgatory, later) subscribe to change events instead of polling.
 
 Topics and partition states come two ways, as fast as the faster one: pushed by the active
-controller (UpdateMetadata, LeaderAndIsr, StopReplica: `apply_pushed`, `drop_pushed`), as Kafka's
-ZooKeeper-mode brokers learn them, and from the watches on their znodes (ZooKeeper is the store of
-record; the watches are the fallback). A partition state is taken only when its znode version (the
+controller (UpdateMetadata, LeaderAndIsr, StopReplica: fauxka/broker/metadata_pushed.py), as
+Kafka's ZooKeeper-mode brokers learn them, and from the watches on their znodes (ZooKeeper is the
+store of record; the watches are the fallback). A partition state is taken only when its znode version (the
 partition epoch) is newer than the one held, whichever way it came.
 """
 
@@ -17,11 +17,13 @@ from fauxka.zkstore import Stat, ZkStore
 from fauxka.zkstore import paths as zp
 from fauxka.zkstore.watch_set import WatchSet
 
+from .metadata_pushed import PushedMetadata
+
 BROKER_CONFIGS = zp.entity_configs_path("brokers")  # dynamic broker configs: one child per broker id, and <default>
 USER_CONFIGS = zp.entity_configs_path("users")  # one child per (sanitized) user: SCRAM credentials and quotas
 
 
-class MetadataCache:
+class MetadataCache(PushedMetadata):
     def __init__(self, zk: ZkStore, log: Any):
         self._zk = zk
         self._log = log
@@ -349,67 +351,6 @@ class MetadataCache:
                 self._log.error("bad partition state", topic=topic, partition=partition, error=repr(exc))
                 return
         self._emit(("partition", topic, partition))
-
-    # --- pushed by the controller ----------------------------------------------------------------
-
-    def apply_pushed(self, topic: str, topic_id, partitions: dict[int, tuple[list[int], zp.PartitionState]],
-                     adding: dict[int, list[int]] | None = None, removing: dict[int, list[int]] | None = None) -> None:
-        """Partitions of `topic` as an UpdateMetadata or LeaderAndIsr names them: replicas and state
-        (zk_version = the partition epoch). A topic new here is also watched (the fallback path);
-        LeaderAndIsr's adding and removing replicas replace those of the partitions it names."""
-        known = self._topics.get(topic)
-        if known is not None and None not in (topic_id, known.topic_id) and known.topic_id != topic_id:
-            self._drop_topic(topic)  # an earlier topic of the same name, deleted while we did not hear
-            known = None
-        if known is None:
-            assignment = zp.TopicAssignment(topic_id, {p: list(r) for p, (r, _) in partitions.items()})
-        else:
-            assignment = known
-            moved = any(known.partitions.get(p) != list(r) for p, (r, _) in partitions.items())
-            reassigning = adding is not None and any(
-                known.adding.get(p, []) != adding.get(p, []) or known.removing.get(p, []) != (removing or {}).get(p, [])
-                for p in partitions)
-            if moved or reassigning:  # a copy only on a real change: "topic" makes every replica look again
-                merged_adding, merged_removing = dict(known.adding), dict(known.removing)
-                for p in partitions if adding is not None else ():
-                    for merged, given in ((merged_adding, adding), (merged_removing, removing or {})):
-                        if given.get(p):
-                            merged[p] = list(given[p])
-                        else:
-                            merged.pop(p, None)
-                assignment = zp.TopicAssignment(known.topic_id or topic_id,
-                                                {**known.partitions, **{p: list(r) for p, (r, _) in partitions.items()}},
-                                                merged_adding, merged_removing)
-        if assignment is not known:
-            self._topics[topic] = assignment
-        changed = []
-        for p, (_, state) in partitions.items():
-            held = self.partition_states.get((topic, p))
-            if held is None or state.zk_version > held.zk_version:
-                self.partition_states[(topic, p)] = state
-                changed.append(p)
-        if known is None:
-            self._listed.add(topic)
-            if topic not in self.topic_configs:
-                self.configs_pending.add(topic)
-            self._watch_topic(topic)
-            self._emit(("topic", topic))
-            return
-        if assignment is not known:
-            self._emit(("topic", topic))
-        for p in changed:
-            self._emit(("partition", topic, p))
-
-    def drop_pushed(self, topic: str, partitions: Iterable[int]) -> None:
-        """StopReplica with deletion: the topic's partitions are gone (its znodes with them); the
-        topic leaves the cache when none is left."""
-        assignment = self._topics.get(topic)
-        if assignment is None:
-            return
-        left = set(assignment.partitions) - set(partitions)
-        if not left:
-            self._listed.discard(topic)
-            self._drop_topic(topic)
 
     def _on_delete_topics(self, children: list[str] | None) -> None:
         previous, self.deleting = self.deleting, set(children or ())

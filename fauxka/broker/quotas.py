@@ -211,6 +211,34 @@ class Quotas:
     def stop(self) -> None:
         self.configs.stop()
 
+    def record_request(self, principal: str, client_id: str, percent: float, now_ms: float) -> int:
+        """request_percentage: the handling time as a percentage of one thread; the throttle time (ms)."""
+        return self.request.record(principal, client_id, percent, now_ms)
+
+    def record_produce(self, principal: str, client_id: str, size: int, now_ms: float) -> int:
+        """producer_byte_rate: a Produce request's size; the throttle time (ms)."""
+        return self.produce.record(principal, client_id, size, now_ms)
+
+    def record_fetch(self, principal: str, client_id: str, size: int, now_ms: float) -> int:
+        """consumer_byte_rate: a consumer's response bytes; over the quota they are taken back (the
+        answer goes out empty, KafkaApis.handleFetchRequest). The throttle time (ms)."""
+        throttle = self.fetch.record(principal, client_id, size, now_ms)
+        if throttle > 0:
+            self.fetch.unrecord(principal, client_id, size, now_ms)
+        return throttle
+
+    def fetch_window_bytes(self, principal: str, client_id: str) -> float | None:
+        """The most bytes consumer_byte_rate lets a consumer take in one window (None: no quota)."""
+        return self.fetch.max_value_in_window(principal, client_id)
+
+    def admit_mutations(self, principal: str, client_id: str, permits: int, now_ms: float, strict: bool) -> bool:
+        """controller_mutation_rate: whether `permits` topic/partition mutations may go ahead."""
+        return self.mutation.admit(principal, client_id, permits, now_ms, strict)
+
+    def mutation_throttle(self, principal: str, client_id: str, now_ms: float) -> int:
+        """controller_mutation_rate's throttle time (ms) for the client."""
+        return self.mutation.throttle(principal, client_id, now_ms)
+
     def set_windows(self, num: int, size_s: int) -> None:
         for manager in (self.produce, self.fetch, self.request):
             manager.set_window(num, size_s)

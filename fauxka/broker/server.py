@@ -48,6 +48,8 @@ class Server:
         self._services = services
         self._config = services.config
         self._metrics = services.metrics
+        self._quotas = services.quotas
+        self._faults = services.faults
         self._log = log.bind(component="server")
         self._servers: list[asyncio.base_events.Server] = []
         self._connections: set[asyncio.Task] = set()
@@ -117,16 +119,16 @@ class Server:
                 if principal is not None and endpoint.security_protocol == "SSL":
                     conn.principal = principal
             services = self._services  # SASL: None on a PLAINTEXT or SSL listener
-            conn.sasl = new_session(conn, self._config, services.cache, services.tokens)
+            conn.sasl = sasl = new_session(conn, self._config, services.cache, services.tokens)
             waiting: collections.deque[asyncio.Task] = collections.deque()  # Produces not answered yet, in order
             while True:
                 muted = conn.muted_until - time.monotonic()
                 if muted > 0:  # KIP-219: the response went out at once, the next request waits the throttle time
                     await asyncio.sleep(muted)
-                authenticating = conn.sasl is not None and not conn.sasl.complete
+                authenticating = sasl is not None and not sasl.complete
                 try:  # connections.max.idle.ms: Kafka's Selector closes a channel idle that long
                     async with asyncio.timeout(None if waiting else idle_s):
-                        frame = await read_frame(reader, conn.sasl.max_receive if authenticating else max_bytes)
+                        frame = await read_frame(reader, sasl.max_receive if authenticating else max_bytes)
                 except TimeoutError:
                     log.debug("closing idle connection", idle_ms=idle_ms)
                     break
@@ -167,7 +169,7 @@ class Server:
     def _may_pipeline(self) -> bool:
         """Not with a quota configured (Kafka mutes a throttled connection before its next read) nor
         with faults injected (the fault kit delays, drops or rewrites answers one at a time)."""
-        return not self._services.quotas.configured() and not self._services.faults.active
+        return not self._quotas.configured() and not self._faults.active
 
     async def _produce(self, conn: Connection, frame: bytes, log: Any, writer: Any,
                        waiting: "collections.deque[asyncio.Task]") -> None:
@@ -202,14 +204,15 @@ class Server:
     async def _answer(self, conn: Connection, frame: bytes, log: Any) -> bytes | None:
         """The framed response to one frame (None: nothing to send)."""
         started = time.perf_counter()
-        if conn.sasl is not None and conn.sasl.expects_raw_token:  # after SaslHandshake v0: raw SASL tokens
-            return await conn.sasl.raw_token(frame)
+        sasl = conn.sasl  # the connection's SASL exchange (None on a PLAINTEXT or SSL listener)
+        if sasl is not None and sasl.expects_raw_token:  # after SaslHandshake v0: raw SASL tokens
+            return await sasl.raw_token(frame)
         api_key, version, correlation_id = peek(frame)
         api = api_table.lookup(api_key)
         if api is None:
             raise RequestParseError(f"unknown api key {api_key}")
-        if conn.sasl is not None:  # before authentication only ApiVersions and the SASL requests pass
-            conn.sasl.admit(api_key, api.name, api.supports(version))
+        if sasl is not None:  # before authentication only ApiVersions and the SASL requests pass
+            sasl.admit(api_key, api.name, api.supports(version))
         if not api.supports(version):
             if api_key == API_VERSIONS_KEY:  # answered in v0 so any client can read it
                 return encode_response(correlation_id, api_versions.unsupported_version_response())
@@ -217,7 +220,7 @@ class Server:
         request = decode_request(frame, api, version)
         log = _BoundOnUse(log, api=api.name, version=version, correlation_id=correlation_id,
                           client_id=request.client_id)
-        ctx = RequestContext.of(self._services, request, conn.endpoint.listener, conn.principal,
+        ctx = RequestContext.of(self._services, request, conn.listener, conn.principal,
                                 conn.peer_host, log, connection=conn)
         response = await dispatch(ctx)
         if response is None:  # Produce with acks=0: no response at all
@@ -243,8 +246,8 @@ class Server:
         """request_percentage: the handling time is charged as a percentage of one thread
         (ClientRequestQuotaManager); the response carries the larger of its throttle time and the one the
         handler set (controller mutations), and the connection is muted for it (KIP-219)."""
-        throttle = self._services.quotas.request.record(ctx.principal, ctx.request.client_id or "", elapsed_s * 100,
-                                                      time.time() * 1000)
+        throttle = self._quotas.record_request(ctx.principal, ctx.request.client_id or "", elapsed_s * 100,
+                                              time.time() * 1000)
         current = getattr(response, "throttle_time", None)
         if current is None:
             return response

@@ -1,5 +1,5 @@
 """A partition log's settings, named and defaulted as Kafka's topic configs (`LogConfig` in
-`fauxka/storage/src/main/java/org/apache/kafka/storage/internals/log/LogConfig.java`, Kafka 3.9)."""
+`storage/src/main/java/org/apache/kafka/storage/internals/log/LogConfig.java`, Kafka 3.9)."""
 
 from __future__ import annotations
 

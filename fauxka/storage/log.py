@@ -1,11 +1,11 @@
 """A partition replica's log (Kafka's `UnifiedLog` over `LocalLog`): segments, offsets, the
 leader epoch cache and producer state. Synchronous; the caller serialises access per partition.
+Its files as a whole (flush, close, move, delete: LocalLog's side) are log_files.py's.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import time
 import uuid
 from bisect import bisect_right
@@ -16,10 +16,10 @@ from .checkpoint import read_partition_metadata, write_partition_metadata
 from .config import LogConfig
 from .epoch_cache import EpochCache
 from .errors import ErrorCode, OffsetOutOfRange, StorageError
+from .log_files import LogFiles
 from .producer_state import ProducerState
 from .retention import delete_below_log_start
 from .segment import Segment, open_segments
-from .store import fsync_and_close
 from .validator import validate_follower, validate_leader
 
 MAX_TIMESTAMP = -3  # ListOffsets' "offset of the max timestamp" (KIP-734)
@@ -40,7 +40,7 @@ def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
-class PartitionLog:
+class PartitionLog(LogFiles):
     def __init__(self, topic: str, partition: int, config: LogConfig, directory: str | None, now_ms: int | None = None):
         """An empty log; `load` opens an existing directory. directory None = in memory."""
         self.topic, self.partition, self.config, self.directory = topic, partition, config, directory
@@ -148,6 +148,11 @@ class PartitionLog:
     def high_watermark(self, value: int) -> None:
         self._high_watermark = min(max(value, self.log_start_offset), self.log_end_offset)
         self.producers.on_high_watermark(self._high_watermark)
+
+    @property
+    def min_insync_replicas(self) -> int:
+        """The topic's min.insync.replicas (acks=all's floor on the ISR)."""
+        return self.config.min_insync_replicas
 
     @property
     def last_stable_offset(self) -> int:
@@ -372,51 +377,3 @@ class PartitionLog:
         self.epochs.truncate_from_start(offset)
         self.epochs.flush()
         delete_below_log_start(self)
-
-    # --- durability ----------------------------------------------------------------------
-
-    def begin_flush(self) -> tuple[list[int], int]:
-        """(duplicated descriptors of the segments written since the last flush, the log end
-        offset they cover): fsync and close them anywhere, even in another thread, then
-        `end_flush(offset)` here. Kafka flushes so, off the request path."""
-        fds = [fd for seg in self.segments if (fd := seg.store.dup_if_dirty()) is not None]
-        return fds, self.log_end_offset
-
-    def end_flush(self, recovery_point: int) -> None:
-        self.recovery_point = min(max(self.recovery_point, recovery_point), self.log_end_offset)
-
-    def flush(self) -> None:
-        """fsync what was written and move the recovery point to the log end offset."""
-        fds, offset = self.begin_flush()
-        fsync_and_close(fds)
-        self.end_flush(offset)
-        self.epochs.flush()
-
-    def close(self) -> None:
-        if self.closed:
-            return
-        self.flush()
-        for seg in self.segments:
-            seg.close()
-        self.closed = True
-
-    def relocate(self, directory: str) -> None:
-        """Move the partition directory to `directory` (AlterReplicaLogDirs), the log staying open:
-        what was written is fsynced first, the segment files reopen from the new place on their
-        next use. A rename within a file system; across file systems a copy, then the old removed."""
-        self.flush()
-        for seg in self.segments:
-            seg.store.close()
-        shutil.move(self.directory, directory)
-        self.directory = directory
-        for seg in self.segments:
-            seg.store.path = os.path.join(directory, os.path.basename(seg.store.path))
-        self.epochs.relocate(directory)
-
-    def delete(self) -> None:
-        for seg in self.segments:
-            seg.delete()
-        self.segments, self._bases = [], []
-        self.closed = True
-        if self.directory is not None:
-            shutil.rmtree(self.directory, ignore_errors=True)

@@ -281,9 +281,9 @@ def test_sasl_inter_broker_listener(make_cluster):
     assert not asyncio.run(try_authenticate(address, "PLAIN", "broker", "nope"))
 
     async def pipelined():  # the forwarding channel's connection type
-        from fauxka.broker.config import inter_broker_credentials, load_config
+        from fauxka.broker.config import load_config
         from fauxka.broker.protocol.client import PipelinedConnection
-        mechanism, user, password = inter_broker_credentials(load_config(cluster.brokers[1].config))
+        mechanism, user, password = load_config(cluster.brokers[1].config).inter_broker_credentials()
         conn = await PipelinedConnection.open("127.0.0.1", int(address.rpartition(":")[2]), 5.0, "broker-1")
         try:
             await authenticate(conn, mechanism, user, password, 5.0)

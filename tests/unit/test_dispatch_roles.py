@@ -18,7 +18,7 @@ from fauxka.model.errors import ErrorCode
 def _ctx(key: int, version: int, values: dict, *, active: bool, forwarded_by=None, **services):
     frame = encode_request(build(request_schema(key, version), values), correlation_id=1, client_id="c")[4:]
     request = decode_request(frame, api_table.lookup(key), version)
-    return SimpleNamespace(request=request, forwarded_by=forwarded_by, admin=SimpleNamespace(active=active),
+    return SimpleNamespace(request=request, forwarded_by=forwarded_by, controller_active=lambda: active,
                            faults=None, **services)
 
 

@@ -1,7 +1,7 @@
 import pytest
 
 from fauxka.broker.auth.jaas import PLAIN_MODULE, SCRAM_MODULE, JaasError, parse, server_entry
-from fauxka.broker.config import ConfigError, config_from_dict, inter_broker_credentials
+from fauxka.broker.config import ConfigError, config_from_dict
 
 PLAIN_JAAS = (f'{PLAIN_MODULE} required username="broker" password="broker-secret" '
               'user_broker="broker-secret" user_alice="alice-secret";')
@@ -54,14 +54,14 @@ def test_listener_settings_and_inter_broker_credentials():
     client = config.sasl.listeners["CLIENT"]
     assert client.mechanisms == ("PLAIN",)
     assert client.plain_password("alice") == "alice-secret" and client.plain_password("bob") is None
-    assert inter_broker_credentials(config) is None
+    assert config.inter_broker_credentials() is None
     config = config_from_dict({**BASE, **INTER_BROKER_PLAIN})
-    assert inter_broker_credentials(config) == ("PLAIN", "broker", "broker-secret")
+    assert config.inter_broker_credentials() == ("PLAIN", "broker", "broker-secret")
     scram = config_from_dict({
         **BASE, "inter.broker.listener.name": "CLIENT", "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-512",
         "sasl.mechanism.inter.broker.protocol": "SCRAM-SHA-512",
         "listener.name.client.scram-sha-512.sasl.jaas.config": f'{SCRAM_MODULE} required username="b" password="s";'})
-    assert inter_broker_credentials(scram) == ("SCRAM-SHA-512", "b", "s")
+    assert scram.inter_broker_credentials() == ("SCRAM-SHA-512", "b", "s")
     listener_level = {k: v for k, v in BASE.items() if k != "sasl.enabled.mechanisms"}
     assert config_from_dict({**listener_level, "listener.name.client.sasl.enabled.mechanisms": "PLAIN"}).unknown == {}
 

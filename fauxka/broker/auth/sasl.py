@@ -204,7 +204,7 @@ def _equal(a: str, b: str) -> bool:
 def new_session(conn, config, cache, tokens) -> SaslSession | None:
     """The SASL state of a new connection on a SASL listener; None on a PLAINTEXT one. `cache`: the
     SCRAM credentials (user configs); `tokens`: delegation tokens."""
-    settings = config.sasl.listeners.get(conn.endpoint.listener)
+    settings = config.sasl_listener(conn.listener)
     if settings is None:
         return None
 
@@ -217,7 +217,7 @@ def new_session(conn, config, cache, tokens) -> SaslSession | None:
         return None if info is None or credential is None else (info.owner.partition(":")[2], credential)
 
     def reauth_ms(mechanism: str) -> int:
-        key = f"listener.name.{conn.endpoint.listener.lower()}.{mechanism.lower()}.connections.max.reauth.ms"
+        key = f"listener.name.{conn.listener.lower()}.{mechanism.lower()}.connections.max.reauth.ms"
         return int(config.originals[key]) if key in config.originals else config["connections.max.reauth.ms"]
 
     return SaslSession(conn, settings, lookup, config["connection.failed.authentication.delay.ms"] / 1000,

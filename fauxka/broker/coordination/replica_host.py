@@ -26,7 +26,7 @@ class ReplicaHost:
     def high_watermark(self, topic: str, partition: int) -> int | None:
         """The partition's high watermark where this broker holds a replica of it (consumer lag)."""
         p = self._replicas.partitions.get((topic, partition))
-        return p.log.high_watermark if p is not None else None
+        return p.high_watermark if p is not None else None
 
     def records(self, topic: str, partition: int) -> Iterable[tuple]:
         """(key, value, producer id, marker) of every record: producer id -1 outside transactions,
@@ -71,7 +71,7 @@ class ReplicaHost:
         """The batch is in the leader's log when this returns; the coroutine waits for acks=all
         (the produce purgatory's DelayedProduce), its deadline counted from now."""
         deadline = time.monotonic() + timeout_ms / 1000
-        replicas = self._replicas
+        replicas: ReplicaManager = self._replicas
         results = replicas.append_local({(topic, partition): _batch(records, None)}, -1)
 
         async def acked() -> ErrorCode:

@@ -79,9 +79,8 @@ async def handle(ctx: RequestContext, request: "FetchRequest") -> Response:
     wants = [FetchWant(t, i, part.fetch_offset, part.max_bytes, part.current_leader_epoch, part.last_fetched_epoch,
                        part.log_start_offset) for (t, i), part in wanted.items()]
     isolation = int(request.isolation_level)
-    quota, client_id = ctx.quotas.fetch, ctx.request.client_id or ""
     max_bytes, min_bytes = request.max_bytes, request.min_bytes
-    window_bytes = None if follower else quota.max_value_in_window(ctx.principal, client_id)
+    window_bytes = None if follower else ctx.quotas.fetch_window_bytes(ctx.principal, ctx.request.client_id or "")
     if window_bytes is not None:  # more than the quota allows in a window would certainly be throttled
         max_bytes = min(max_bytes, int(window_bytes))
         min_bytes = min(min_bytes, max_bytes)
@@ -143,11 +142,7 @@ def _bandwidth_throttle(ctx: RequestContext, results) -> int:
     for it (KIP-219; the server mutes). Followers' fetches are not under client quotas. The size counted
     is the records' (Kafka counts the whole response: a few dozen bytes more per partition)."""
     size = sum(len(r.records or b"") for r in results)
-    principal, client_id, now_ms = ctx.principal, ctx.request.client_id or "", time.time() * 1000
-    throttle = ctx.quotas.fetch.record(principal, client_id, size, now_ms)
-    if throttle > 0:
-        ctx.quotas.fetch.unrecord(principal, client_id, size, now_ms)
-    return throttle
+    return ctx.quotas.record_fetch(ctx.principal, ctx.request.client_id or "", size, time.time() * 1000)
 
 
 def _topic(cache, topic, version: int) -> tuple[str | None, uuid.UUID, ErrorCode]:

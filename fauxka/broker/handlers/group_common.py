@@ -13,11 +13,13 @@ def group_id_key(request) -> str | None:
     return request.body.group_id
 
 
-def group_error(ctx: RequestContext, group_id: str, operation: str = "READ") -> ErrorCode | None:
-    """The error a request for `group_id` gets before the coordinator looks at it, or None."""
+def group_error(ctx: RequestContext, group_id: str, operation: str = "READ", *,
+                coordinator: bool = True) -> ErrorCode | None:
+    """The error a request for `group_id` gets before the coordinator looks at it, or None.
+    `coordinator` False: the ACL check alone (OffsetCommit v0 goes to ZooKeeper, on any broker)."""
     if not ctx.authorized(operation, "GROUP", group_id):
         return ErrorCode.group_authorization_failed
-    return coordinator_error(ctx, group_id)
+    return coordinator_error(ctx, group_id) if coordinator else None
 
 
 def coordinator_error(ctx: RequestContext, group_id: str) -> ErrorCode | None:

@@ -59,10 +59,7 @@ def _partitions(request) -> list[tuple[str, int]]:
 async def handle(ctx: RequestContext, request: "OffsetCommitRequest") -> Response:
     version = ctx.version
     order = _partitions(request)
-    if version == 0 and ctx.authorized("READ", "GROUP", request.group_id):
-        error = None
-    else:
-        error = group_error(ctx, request.group_id)
+    error = group_error(ctx, request.group_id, coordinator=version > 0)
     if error is not None:
         return _answer(version, dict.fromkeys(order, error), order)
     expire = -1
@@ -73,25 +70,22 @@ async def handle(ctx: RequestContext, request: "OffsetCommitRequest") -> Respons
     results, wanted = offsets_to_commit(ctx, request.topics, lambda p: OffsetRequest(
         p.committed_offset, p.committed_leader_epoch if epoch else -1, p.committed_metadata, expire,
         p.commit_timestamp if version == 1 else -1))
-    if wanted and version == 0:
+    if wanted and version == 0:  # commitOffsetsToZookeeper
         limit = ctx.config["offset.metadata.max.bytes"]
         for tp, req in wanted.items():
-            results[tp] = await _commit_to_zookeeper(ctx.zk, request.group_id, tp, req, limit)
+            if req.metadata is not None and len(req.metadata) > limit:
+                results[tp] = ErrorCode.offset_metadata_too_large
+                continue
+            try:
+                await set_consumer_offset(ctx.zk, request.group_id, tp[0], tp[1], req.offset)
+                results[tp] = ErrorCode.none
+            except (ZkError, ValueError):  # Kafka: Errors.forException(e), an unexpected one
+                results[tp] = ErrorCode.unknown_server_error
     elif wanted:
         results.update(await groups(ctx).commit_offsets(
             request.group_id, request.member_id, request.group_instance_id if version >= 7 else None,
             request.generation_id_or_member_epoch, wanted))
     return _answer(version, results, order)
-
-
-async def _commit_to_zookeeper(zk, group_id: str, tp: tuple[str, int], req: OffsetRequest, limit: int) -> ErrorCode:
-    if req.metadata is not None and len(req.metadata) > limit:
-        return ErrorCode.offset_metadata_too_large
-    try:
-        await set_consumer_offset(zk, group_id, tp[0], tp[1], req.offset)
-    except (ZkError, ValueError):  # Kafka: Errors.forException(e), an unexpected one
-        return ErrorCode.unknown_server_error
-    return ErrorCode.none
 
 
 def error_response(request, code):

@@ -30,6 +30,7 @@ from ..protocol.requests import Response
 
 if TYPE_CHECKING:
     from ..protocol.requests import ProduceRequest
+    from ..replication.replica_manager import ReplicaManager
 
 _KEY = 0
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
@@ -39,49 +40,55 @@ _LEADER_HINT = (ErrorCode.not_leader_or_follower, ErrorCode.fenced_leader_epoch)
 async def handle(ctx: RequestContext, request: "ProduceRequest") -> Response:
     acks = int(request.acks)
     timeout_ms = int(request.timeout.total_seconds() * 1000)
-    errors: dict[tuple[str, int], ErrorCode] = {}
-    entries: dict[tuple[str, int], bytes] = {}
-    order: list[tuple[str, int]] = []
     txn_refused = request.transactional_id is not None and not ctx.authorized(
         "WRITE", "TRANSACTIONAL_ID", request.transactional_id)
-    for topic in request.topic_data:
-        allowed = not txn_refused and ctx.authorized("WRITE", "TOPIC", topic.name)
-        known = topic.name in ctx.cache.topics
-        for data in topic.partition_data:
-            key = (topic.name, data.index)
-            order.append(key)
-            if txn_refused:
-                errors[key] = ErrorCode.transactional_id_authorization_failed
-            elif not allowed:
-                errors[key] = ErrorCode.topic_authorization_failed
-            elif not known:
-                errors[key] = ErrorCode.unknown_topic_or_partition
-            elif (refused := produce_version_error(data.records, ctx.version)) is not None:
-                errors[key] = refused.code
-            elif acks not in (-1, 0, 1):
-                errors[key] = ErrorCode.invalid_required_acks
-            else:
-                entries[key] = data.records or b""
+    # each topic entry's error as a whole (one ACL check per entry), then each partition's: its key,
+    # its records and its error (None: appended), in the request's order
+    topic_errors = [_topic_error(ctx, topic.name, txn_refused) for topic in request.topic_data]
+    checked = [((topic.name, data.index), data.records or b"",
+                error if error is not None else _partition_error(data.records, ctx.version, acks))
+               for topic, error in zip(request.topic_data, topic_errors) for data in topic.partition_data]
+    order = [key for key, _, _ in checked]
+    errors = {key: error for key, _, error in checked if error is not None}
+    entries = {key: records for key, records, error in checked if error is None}
     # acks=all: once appended, the connection may read the next Produce while this one waits (server.py)
     release = (lambda _results: ctx.release_connection()) if acks == -1 else None
-    results = await ctx.replicas.append_records(entries, acks, timeout_ms, on_appended=release) \
-        if entries else {}
+    replicas: ReplicaManager = ctx.replicas
+    results = await replicas.append_records(entries, acks, timeout_ms, on_appended=release) if entries else {}
     throttle = _bandwidth_throttle(ctx)
     if acks == 0:
         if errors or any(r.error != ErrorCode.none for r in results.values()):
-            if ctx.connection is not None:
-                ctx.connection.close_after_response = True
+            ctx.close_after_response()
         elif throttle > 0 and ctx.connection is not None:  # no response to carry it: the channel is muted
             ctx.connection.muted_until = max(ctx.connection.muted_until, time.monotonic() + throttle / 1000)
         return None
     return _response(ctx, order, errors, results, throttle)
 
 
+def _topic_error(ctx: RequestContext, name: str, txn_refused: bool) -> ErrorCode | None:
+    if txn_refused:
+        return ErrorCode.transactional_id_authorization_failed
+    if not ctx.authorized("WRITE", "TOPIC", name):
+        return ErrorCode.topic_authorization_failed
+    if name not in ctx.cache.topics:
+        return ErrorCode.unknown_topic_or_partition
+    return None
+
+
+def _partition_error(records: bytes | None, version: int, acks: int) -> ErrorCode | None:
+    refused = produce_version_error(records, version)
+    if refused is not None:
+        return refused.code
+    if acks not in (-1, 0, 1):
+        return ErrorCode.invalid_required_acks
+    return None
+
+
 def _bandwidth_throttle(ctx: RequestContext) -> int:
     """producer_byte_rate: after the append Kafka records the request's size (request.sizeInBytes) and
     answers with the throttle time; the server mutes the connection for it (KIP-219). acks=0 is throttled
     too, by muting alone (sendNoOpResponseExemptThrottle)."""
-    return ctx.quotas.produce.record(ctx.principal, ctx.request.client_id or "", len(ctx.request.frame),
+    return ctx.quotas.record_produce(ctx.principal, ctx.request.client_id or "", len(ctx.request.frame),
                                      time.time() * 1000)
 
 

@@ -16,10 +16,10 @@ MESSAGE = "The throttling quota has been exceeded."
 def admit(ctx: RequestContext, permits: int) -> bool:
     """Take `permits` for this request's client; False: refuse this topic with THROTTLING_QUOTA_EXCEEDED."""
     strict = ctx.version >= STRICT_FROM[ctx.request.api.key]
-    return ctx.quotas.mutation.admit(ctx.principal, ctx.request.client_id or "", max(permits, 0),
-                                     time.time() * 1000, strict)
+    return ctx.quotas.admit_mutations(ctx.principal, ctx.request.client_id or "", max(permits, 0),
+                                      time.time() * 1000, strict)
 
 
 def throttle_ms(ctx: RequestContext) -> int:
     """The response's throttle time (ms) under the mutation quota."""
-    return ctx.quotas.mutation.throttle(ctx.principal, ctx.request.client_id or "", time.time() * 1000)
+    return ctx.quotas.mutation_throttle(ctx.principal, ctx.request.client_id or "", time.time() * 1000)

@@ -15,6 +15,7 @@ from fauxka.storage.batch import magic_of
 
 from .hosted import HostedPartitions
 from .metrics import ReplicationMetrics
+from .partition import Partition
 
 
 @dataclass(slots=True)
@@ -59,7 +60,9 @@ class Appender:
         KRaft-era CoordinatorRuntime does, answering only once it is replicated; whatever it
         appends next on being woken goes out in the same follower fetch; an acks=all Produce lets
         its connection read on then: server.py)."""
-        results = {key: self._append(key, records, acks, origin) for key, records in entries.items()}
+        results: dict[tuple[str, int], AppendResult] = {}
+        for key, records in entries.items():
+            results[key] = self._append(key, records, acks, origin)
         if on_appended is not None:
             on_appended(results)
         hosted = self._hosted
@@ -89,14 +92,8 @@ class Appender:
     def _append(self, key: tuple[str, int], records: bytes | None, acks: int, origin: str = "client") -> AppendResult:
         hosted = self._hosted
         try:
-            partition = hosted.leader_partition(*key)
-            log = partition.log
-            if acks == -1 and len(partition.isr) < log.config.min_insync_replicas:
-                raise KafkaError(ErrorCode.not_enough_replicas,
-                                 f"The size of the current ISR {set(partition.isr)} is insufficient to satisfy "
-                                 f"the min.isr requirement of {log.config.min_insync_replicas} for partition "
-                                 f"{key[0]}-{key[1]}")
-            info = log.append_as_leader(records or b"", partition.leader_epoch, int(time.time() * 1000), origin=origin)
+            partition: Partition = hosted.leader_partition(*key)
+            info = partition.append_records_to_leader(records or b"", acks, int(time.time() * 1000), origin)
         except KafkaError as exc:
             return AppendResult(error=exc.code, error_message=exc.message,
                                 record_errors=list(getattr(exc, "record_errors", None) or ()))
@@ -118,9 +115,8 @@ class Appender:
         partition = self._hosted.partitions.get(key)
         if partition is None or not partition.is_leader or partition.leadership != result.leadership:
             return ErrorCode.not_leader_or_follower
-        log = partition.log
-        if log.high_watermark > result.last_offset:
-            if len(partition.isr) < log.config.min_insync_replicas:
+        if partition.high_watermark > result.last_offset:
+            if partition.under_min_isr():
                 return ErrorCode.not_enough_replicas_after_append
             return ErrorCode.none
         return None

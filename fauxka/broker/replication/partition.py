@@ -9,7 +9,9 @@ the replica manager feeds it partition states and fetches and acts on what it an
 import itertools
 from dataclasses import dataclass, field
 
-from fauxka.model.errors import ErrorCode
+from fauxka.model.errors import ErrorCode, KafkaError
+from fauxka.storage.config import LogConfig
+from fauxka.storage.log import AppendInfo, PartitionLog
 
 # A token per leadership begun on this broker (unique across Partition objects): an acks=all
 # Produce waits as long as the leadership it appended in lasts, whatever the epoch bumps.
@@ -29,7 +31,7 @@ class FollowerState:
 class Partition:
     topic: str
     index: int
-    log: object  # storage.log.PartitionLog
+    log: PartitionLog
     broker_id: int
     leader_id: int = -1
     leader_epoch: int = -1
@@ -47,6 +49,31 @@ class Partition:
     @property
     def is_leader(self) -> bool:
         return self.leader_id == self.broker_id
+
+    @property
+    def high_watermark(self) -> int:
+        return self.log.high_watermark
+
+    @property
+    def log_end_offset(self) -> int:
+        return self.log.log_end_offset
+
+    def under_min_isr(self) -> bool:
+        """The ISR is smaller than the topic's min.insync.replicas (acks=all is refused or fails)."""
+        return len(self.isr) < self.log.min_insync_replicas
+
+    def append_records_to_leader(self, records: bytes, acks: int, now_ms: int, origin: str = "client") -> AppendInfo:
+        """Kafka's Partition.appendRecordsToLeader: acks=-1 is refused (NOT_ENOUGH_REPLICAS) while the
+        ISR is smaller than min.insync.replicas; else the batch goes into the log at this leader epoch."""
+        if acks == -1 and self.under_min_isr():
+            raise KafkaError(ErrorCode.not_enough_replicas,
+                             f"The size of the current ISR {set(self.isr)} is insufficient to satisfy the min.isr "
+                             f"requirement of {self.log.min_insync_replicas} for partition {self.topic}-{self.index}")
+        return self.log.append_as_leader(records, self.leader_epoch, now_ms, origin=origin)
+
+    def reconfigure(self, config: LogConfig) -> None:
+        """The topic's configs changed (the log applies them from its next append, roll or clean-up)."""
+        self.log.config = config
 
     # --- role changes (from the partition state the controller wrote) -------------------------
 

@@ -182,7 +182,7 @@ class ReplicaManager:
             config = self.log_config(event[1])
             for (topic, _), partition in self.partitions.items():
                 if topic == event[1]:
-                    partition.log.config = config
+                    partition.reconfigure(config)
             self._apply_topic(event[1])  # replicas waiting for the topic's configs
         elif kind == "broker":
             self.fetchers.broker_changed(event[1])
@@ -225,7 +225,7 @@ class ReplicaManager:
             self.fetchers.remove(key)
             if partition.become_leader(state.leader_epoch, state.isr, replicas, partition_epoch, now_ms()):
                 self.log.info("became leader", topic=topic, partition=index, epoch=state.leader_epoch,
-                              isr=state.isr, end_offset=partition.log.log_end_offset)
+                              isr=state.isr, end_offset=partition.log_end_offset)
             partition.maybe_advance_high_watermark()
         else:
             if partition.become_follower(state.leader, state.leader_epoch, state.isr, replicas, partition_epoch):
@@ -267,16 +267,19 @@ class ReplicaManager:
 
     async def append_records(self, entries, acks: int, timeout_ms: int, origin: str = "client", on_appended=None):
         """Produce (and WriteTxnMarkers, origin "coordinator"): see appends.Appender.append_records."""
-        return await self.appender.append_records(entries, acks, timeout_ms, origin, on_appended)
+        appender: Appender = self.appender
+        return await appender.append_records(entries, acks, timeout_ms, origin, on_appended)
 
     def append_local(self, entries, acks: int, origin: str = "client"):
         """append_records' first half, at once (the group coordinator pipelines its batches): see
         appends.Appender.append_local; the second half is `wait_for_acks`."""
-        return self.appender.append_local(entries, acks, origin)
+        appender: Appender = self.appender
+        return appender.append_local(entries, acks, origin)
 
     async def wait_for_acks(self, results, timeout_ms: int) -> None:
         """acks=all's wait for what `append_local` appended: see appends.Appender.wait_for_acks."""
-        await self.appender.wait_for_acks(results, timeout_ms)
+        appender: Appender = self.appender
+        await appender.wait_for_acks(results, timeout_ms)
 
     async def fetch(self, wants, replica_id: int, isolation_level: int, max_wait_ms: int, min_bytes: int,
                     max_bytes: int, hard_max_bytes: bool = False):
