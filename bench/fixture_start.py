@@ -1,7 +1,7 @@
 """The pytest plugin's start-up, as a user's session sees it (issue 14: "the fixture starts in
 well under a second against a ZooKeeper that stays up for the session").
 
-    farm-bench -- .venv/bin/python -m pytest -q -p no:cacheprovider --durations=0 bench/fixture_start.py
+    /usr/bin/time -v .venv/bin/python -m pytest -q -p no:cacheprovider --durations=0 bench/fixture_start.py
 
 test_zookeeper's setup is the session's ZooKeeper (and, since the starter, the pre-forked
 interpreter importing meanwhile); test_cluster's setup is the `fauxka_cluster` fixture starting
