@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 from fauxka.broker.controller_channel import IsrResult
 from fauxka.broker.replication.isr import IsrManager
-from fauxka.model.errors import ErrorCode
+from fauxka.model.errors import ErrorCode, KafkaError
 
 from .test_replication_partition import leader
 
@@ -49,7 +49,7 @@ def test_an_expansion_without_an_answer_stays_pending_and_is_sent_again(monkeypa
 
     async def scenario():
         p, tasks = joining_leader(), []
-        channel = Channel([ConnectionError("controller gone"),
+        channel = Channel([KafkaError(ErrorCode.request_timed_out, "no answer from the controller in time"),
                            IsrResult(ErrorCode.none, 1, p.leader_epoch, [1, 2, 3], p.partition_epoch + 1)])
         isrs = manager(channel, tasks)
         isrs.request_change(p, [1, 2, 3], "expand")

@@ -14,7 +14,7 @@ import asyncio
 import time
 from typing import Any, Callable
 
-from fauxka.model.errors import ErrorCode
+from fauxka.model.errors import ErrorCode, KafkaError
 
 from ..controller_channel import ControllerChannel
 from ..metadata_cache import MetadataCache
@@ -78,7 +78,7 @@ class IsrManager:
                 result = await channel.alter_partition(partition.topic, topic_id, partition.index, epoch, new_isr,
                                                        partition.partition_epoch)
                 break
-            except (OSError, asyncio.TimeoutError, ConnectionError) as exc:
+            except (OSError, asyncio.TimeoutError, ConnectionError, KafkaError) as exc:  # no answer in time
                 self._log.warning("alter partition failed", topic=partition.topic, partition=partition.index,
                                   error=repr(exc))
                 if not stands():
@@ -86,6 +86,10 @@ class IsrManager:
                 await asyncio.sleep(_RETRY_BACKOFF_S)
                 if not stands():
                     return
+            except Exception:  # never sent (a bug): nothing can have been written
+                if stands():
+                    partition.pending_isr = None
+                raise
         if not stands():
             return  # a new leadership or partition state replaced the pending one meanwhile
         partition.pending_isr = None
