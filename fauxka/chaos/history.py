@@ -7,11 +7,12 @@
     fail    value, error (a delivery report with one: the record's fate is unknown)
     poll    consumer, isolation, topic, partition, offset, value, static (a consumer that never seeks)
     txn     phase begin|commit|abort, txn, values, inputs, ok, error
-    commit  group, member, offsets {partition: offset}, ok, error
+    commit  group, member, generation, offsets {partition: offset}, ok, error
     read    the final read-back: isolation, topic, partition, offset, value
     end     the final read-back's end: isolation, topic, partition, high (the high watermark)
     group_offsets   group, topic, offsets {partition: offset} (committed, read at the end)
-    note    anything else worth a line (settled, drained, ...)
+    note    anything else worth a line (settled, drained, a group member's assign/revoke/lost with
+            its generation and partitions, a consumer error, ...)
 """
 
 import json

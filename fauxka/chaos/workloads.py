@@ -323,7 +323,8 @@ class GroupWorkload(_Threads):
         consumer = Consumer({"bootstrap.servers": self.bootstrap, "group.id": self.group, "log_level": 0,
                              "enable.auto.commit": False, "auto.offset.reset": "earliest",
                              "session.timeout.ms": 10000, "client.id": name})
-        consumer.subscribe([self.topic])
+        consumer.subscribe([self.topic], on_assign=self._rebalanced(name, "assign"),
+                           on_revoke=self._rebalanced(name, "revoke"), on_lost=self._rebalanced(name, "lost"))
         self.history.record("note", what="member joins", member=name, group=self.group)
         leave_at = time.monotonic() + lifetime_s
         try:
@@ -334,19 +335,29 @@ class GroupWorkload(_Threads):
                         self.history.record("poll", consumer=name, isolation="read_uncommitted", topic=m.topic(),
                                             partition=m.partition(), offset=m.offset(), value=m.value().decode())
                         offsets[m.partition()] = m.offset() + 1
+                    else:  # e.g. a log truncation the client detected (it moved its position)
+                        self.history.record("note", what="consumer error", member=name, partition=m.partition(),
+                                            offset=m.offset(), error=m.error().name(), message=m.error().str())
                 if offsets:
                     self._commit(consumer, name, offsets)
         finally:
             consumer.close()
             self.history.record("note", what="member leaves", member=name, group=self.group)
 
+    def _rebalanced(self, name, what):
+        def callback(consumer, partitions):
+            self.history.record("note", what=what, member=name, group=self.group,
+                                generation=_generation(consumer), partitions=sorted(tp.partition for tp in partitions))
+        return callback
+
     def _commit(self, consumer, name, offsets) -> None:
+        generation = _generation(consumer)
         try:
             consumer.commit(offsets=[TopicPartition(self.topic, p, o) for p, o in offsets.items()], asynchronous=False)
-            self.history.record("commit", group=self.group, member=name, topic=self.topic,
+            self.history.record("commit", group=self.group, member=name, topic=self.topic, generation=generation,
                                 offsets={str(p): o for p, o in offsets.items()}, ok=True)
         except KafkaException as exc:
-            self.history.record("commit", group=self.group, member=name, topic=self.topic,
+            self.history.record("commit", group=self.group, member=name, topic=self.topic, generation=generation,
                                 offsets={str(p): o for p, o in offsets.items()}, ok=False, error=exc.args[0].name())
 
     def record_committed(self, partitions: int) -> None:
@@ -357,6 +368,16 @@ class GroupWorkload(_Threads):
                                 offsets={str(tp.partition): tp.offset for tp in committed if tp.offset >= 0})
         finally:
             consumer.close()
+
+
+def _generation(consumer) -> int | None:
+    """The member's group generation, from librdkafka's serialized group metadata ("CGMDv2:" and
+    the generation id as a native int32); None when it cannot be read."""
+    try:
+        blob = consumer.consumer_group_metadata()
+        return int.from_bytes(blob[7:11], "little", signed=True) if blob[:7] == b"CGMDv2:" else None
+    except Exception:
+        return None
 
 
 def read_back(history: History, bootstrap: str, topic: str, partitions: int, isolation: str,

@@ -239,3 +239,56 @@ def test_a_follower_fetch_wakes_waiters_only_when_a_watermark_moves(tmp_path):
         await replicas.fetch([FetchWant("t", 0, 1, 1 << 20, 0, log_start_offset=0)], 3, 0, 0, 1, 1 << 20)
         assert len(woken) == 2
     run(tmp_path, scenario)
+
+
+class HeldController:
+    """AlterPartition answered only when `answer` is set: the controller has written the new ISR
+    (the added follower may be elected from now on), its answer is still on the way."""
+
+    def __init__(self):
+        self.asked: list[list[int]] = []
+        self.answer = asyncio.Event()
+
+    async def alter_partition(self, topic, topic_id, partition, leader_epoch, new_isr, partition_epoch):
+        from fauxka.broker.controller_channel import IsrResult
+
+        self.asked.append(list(new_isr))
+        await self.answer.wait()
+        return IsrResult(ErrorCode.none, 1, leader_epoch, list(new_isr), partition_epoch + 1)
+
+
+def test_acks_all_waits_for_a_follower_joining_the_isr_while_its_expansion_is_in_flight(tmp_path):
+    """Kafka's maximal ISR. Before: with follower 3's expansion written but not yet answered, a
+    record only followers 2 had was acknowledged; electing 3 then lost it (a chaos run's acked
+    offset commit, gone after its coordinator moved)."""
+    async def main():
+        broker, controller = Broker(tmp_path), HeldController()
+        replicas = ReplicaManager(broker.config, broker.cache, broker.admin.broker_layers, None, controller,
+                                  broker.metrics.registry, broker.log)
+        replicas.load()
+        replicas.start()
+        try:
+            broker.cache.set_partition("t", 0, [1, 2, 3], 1, 0, [1, 2])
+            first = asyncio.create_task(replicas.append_records({("t", 0): batch([b"a"])}, -1, 5000))
+            await asyncio.sleep(0)
+            await replicas.fetch([FetchWant("t", 0, 1, 1 << 20, 0)], 2, 0, 0, 1, 1 << 20)
+            assert (await first)[("t", 0)].error == ErrorCode.none
+            await replicas.fetch([FetchWant("t", 0, 1, 1 << 20, 0)], 3, 0, 0, 1, 1 << 20)  # 3 caught up: joins
+            await asyncio.sleep(0.01)
+            assert controller.asked == [[1, 2, 3]]
+            second = asyncio.create_task(replicas.append_records({("t", 0): batch([b"b"])}, -1, 5000))
+            await asyncio.sleep(0)
+            await replicas.fetch([FetchWant("t", 0, 2, 1 << 20, 0)], 2, 0, 0, 1, 1 << 20)
+            await asyncio.sleep(0.05)
+            assert not second.done() and replicas.partitions[("t", 0)].log.high_watermark == 1  # 3 lacks b
+            await replicas.fetch([FetchWant("t", 0, 2, 1 << 20, 0)], 3, 0, 0, 1, 1 << 20)
+            async with asyncio.timeout(2):
+                assert (await second)[("t", 0)].error == ErrorCode.none
+            controller.answer.set()
+            async with asyncio.timeout(2):
+                while replicas.partitions[("t", 0)].isr != [1, 2, 3]:
+                    await asyncio.sleep(0.01)
+        finally:
+            controller.answer.set()
+            await replicas.stop()
+    asyncio.run(main())

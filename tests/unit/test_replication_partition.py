@@ -113,7 +113,7 @@ def test_a_follower_rejoins_once_at_the_high_watermark_and_in_this_epoch():
     assert p.expansion_candidate(3) is None
     p.update_follower(3, 10, 1700.0)
     assert p.expansion_candidate(3) == [1, 2, 3]
-    p.isr_change_pending = True
+    p.pending_isr = [1, 2]  # a shrink in flight
     assert p.expansion_candidate(3) is None
 
 
@@ -132,3 +132,29 @@ def test_the_low_watermark_is_the_smallest_live_log_start():
     p.update_follower(3, 10, 2000.0, log_start_offset=0)
     assert p.low_watermark({1, 2, 3}) == 0
     assert p.low_watermark({1, 2}) == 4  # broker 3 is not alive: it does not hold DeleteRecords back
+
+
+def test_an_expansion_in_flight_holds_the_high_watermark_for_the_replica_it_adds():
+    """Kafka's maximal ISR: once the controller has written the expansion, the added replica may be
+    elected leader, so nothing it lacks may be acknowledged before the answer is applied."""
+    p = leader(isr=(1, 2))
+    p.update_follower(2, 10, 1500.0)
+    p.update_follower(3, 10, 1500.0)
+    p.maybe_advance_high_watermark()
+    p.pending_isr = p.expansion_candidate(3)
+    assert p.pending_isr == [1, 2, 3] and p.maximal_isr == [1, 2, 3]
+    p.log.log_end_offset = 14  # appended; follower 2 fetches it, the joining 3 not yet
+    p.update_follower(2, 14, 1600.0)
+    assert not p.maybe_advance_high_watermark() and p.log.high_watermark == 10
+    p.update_follower(3, 12, 1650.0)
+    assert p.maybe_advance_high_watermark() and p.log.high_watermark == 12
+
+
+def test_a_shrink_in_flight_keeps_waiting_for_the_replica_it_drops():
+    p = leader()
+    p.update_follower(2, 10, 1500.0)
+    p.update_follower(3, 4, 1500.0)
+    p.pending_isr = [1, 2]
+    assert p.maximal_isr == [1, 2, 3]
+    p.maybe_advance_high_watermark()
+    assert p.log.high_watermark == 4

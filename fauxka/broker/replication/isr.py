@@ -3,21 +3,27 @@
 Shrink: every replica.lag.time.max.ms / 2 the leader drops the followers that have not caught
 up to its log end offset for replica.lag.time.max.ms (ReplicaManager.maybeShrinkIsr). Expand: a
 follower whose fetch reached the high watermark and this leader epoch's start rejoins
-(Partition.maybeExpandIsr). One change in flight per partition; the controller's answer
-(new ISR and partition epoch) is applied at once, and the state znode's watch confirms it.
+(Partition.maybeExpandIsr). One change in flight per partition; while an expansion is in
+flight the high watermark waits for the replica it adds as well (Kafka's maximal ISR: once the
+controller has written it, that replica may be elected). The controller's answer (new ISR and
+partition epoch) is applied at once, and the state znode's watch confirms it; no answer and the
+request is sent again, the change still pending.
 """
 
 import asyncio
 import time
 from typing import Any, Callable
 
-from fauxka.model.errors import ErrorCode
+from fauxka.model.errors import ErrorCode, KafkaError
 
 from ..controller_channel import ControllerChannel
 from ..metadata_cache import MetadataCache
 from .hosted import HostedPartitions
 from .metrics import ReplicationMetrics
 from .partition import Partition
+
+
+_RETRY_BACKOFF_S = 0.1  # between AlterPartition attempts that got no answer
 
 
 class IsrManager:
@@ -52,33 +58,52 @@ class IsrManager:
         channel = self._channel
         if channel is None or partition.isr_change_pending:
             return
-        partition.isr_change_pending = True
+        partition.pending_isr = list(new_isr)  # the high watermark waits for an added replica from now
         self._spawn(self._alter(channel, partition, new_isr, reason), f"alter-isr-{partition.topic}")
 
     async def _alter(self, channel, partition: Partition, new_isr: list[int], reason: str) -> None:
+        """Until the controller answers, as long as this leadership and this request stand: an
+        AlterPartition that got no answer may have been written, so the change stays pending (the
+        maximal ISR holds the high watermark) and is sent again (Kafka's AlterPartitionManager
+        retries; Partition.handleAlterPartitionError keeps the pending state)."""
         assignment = self._cache.all_topics.get(partition.topic)
         topic_id = assignment.topic_id if assignment is not None else None
-        epoch = partition.leader_epoch
-        try:
-            result = await channel.alter_partition(partition.topic, topic_id, partition.index, epoch, new_isr,
-                                                   partition.partition_epoch)
-        except (OSError, asyncio.TimeoutError, ConnectionError) as exc:
-            self._log.warning("alter partition failed", topic=partition.topic, partition=partition.index,
-                                 error=repr(exc))
-            result = None
-        finally:
-            partition.isr_change_pending = False
-        if result is None or partition.leader_epoch != epoch or not partition.is_leader:
-            return
-        if result.error != ErrorCode.none:
+        epoch, leadership, pending = partition.leader_epoch, partition.leadership, partition.pending_isr
+
+        def stands() -> bool:
+            return (partition.is_leader and partition.leader_epoch == epoch and partition.leadership == leadership
+                    and partition.pending_isr is pending)
+        while True:
+            try:
+                result = await channel.alter_partition(partition.topic, topic_id, partition.index, epoch, new_isr,
+                                                       partition.partition_epoch)
+                break
+            except (OSError, asyncio.TimeoutError, ConnectionError, KafkaError) as exc:  # no answer in time
+                self._log.warning("alter partition failed", topic=partition.topic, partition=partition.index,
+                                  error=repr(exc))
+                if not stands():
+                    return
+                await asyncio.sleep(_RETRY_BACKOFF_S)
+                if not stands():
+                    return
+            except Exception:  # never sent (a bug): nothing can have been written
+                if stands():
+                    partition.pending_isr = None
+                raise
+        if not stands():
+            return  # a new leadership or partition state replaced the pending one meanwhile
+        partition.pending_isr = None
+        if result.error != ErrorCode.none:  # refused: not written, the committed ISR stands
             self._log.info("alter partition refused", topic=partition.topic, partition=partition.index,
-                              error=ErrorCode(result.error).name, wanted=new_isr)
+                           error=ErrorCode(result.error).name, wanted=new_isr)
+            if partition.maybe_advance_high_watermark():
+                self._hosted.high_watermark_moved(partition)
             return
         old = partition.isr
         partition.isr = list(result.isr)
         partition.partition_epoch = result.partition_epoch
         self._metrics.isr_changed("shrink" if len(result.isr) < len(old) else "expand")
         self._log.info("isr changed", topic=partition.topic, partition=partition.index, reason=reason,
-                          old=old, new=partition.isr)
+                       old=old, new=partition.isr)
         partition.maybe_advance_high_watermark()
         self._hosted.high_watermark_moved(partition)

@@ -39,7 +39,8 @@ class Partition:
     replicas: list[int] = field(default_factory=list)
     isr: list[int] = field(default_factory=list)
     followers: dict[int, FollowerState] = field(default_factory=dict)
-    isr_change_pending: bool = False  # an AlterPartition is in flight (Kafka's PendingShrink/ExpandIsr)
+    # the ISR an AlterPartition in flight asks for (Kafka's PendingShrinkIsr/PendingExpandIsr); None: none
+    pending_isr: list[int] | None = None
     leadership: int = 0  # this broker's current leadership of it (0: none yet); a new one per become-leader from not leading
 
     @property
@@ -93,7 +94,7 @@ class Partition:
             # Kafka resets the followers' state on a new leadership: their end offsets are unknown
             self.followers = {r: FollowerState(last_caught_up_ms=now_ms if r in isr else 0.0)
                               for r in replicas if r != self.broker_id}
-            self.isr_change_pending = False
+            self.pending_isr = None
         else:
             for r in replicas:
                 if r != self.broker_id and r not in self.followers:
@@ -109,10 +110,24 @@ class Partition:
         self.leader_id, self.leader_epoch, self.partition_epoch = leader_id, leader_epoch, partition_epoch
         self.isr, self.replicas = list(isr), list(replicas)
         self.followers = {}
-        self.isr_change_pending = False
+        self.pending_isr = None
         return changed
 
     # --- leader bookkeeping ----------------------------------------------------------------------
+
+    @property
+    def isr_change_pending(self) -> bool:
+        return self.pending_isr is not None
+
+    @property
+    def maximal_isr(self) -> list[int]:
+        """The ISR the high watermark waits for (Kafka's PartitionState.maximalIsr): the committed
+        one plus a replica an expansion in flight adds. The controller may already have written
+        it, and from then on that replica can be elected leader: a record acknowledged without it
+        would be lost (a shrink in flight keeps the larger, committed ISR)."""
+        if self.pending_isr is None:
+            return self.isr
+        return self.isr + [r for r in self.pending_isr if r not in self.isr]
 
     def check_epoch(self, current_leader_epoch: int) -> ErrorCode | None:
         """Partition.getLocalLog's fencing: an older epoch is fenced, a newer one not known yet."""
@@ -123,13 +138,13 @@ class Partition:
         return ErrorCode.unknown_leader_epoch
 
     def maybe_advance_high_watermark(self) -> bool:
-        """HW = the smallest log end offset of the in-sync replicas (followers not yet heard from
-        hold it back). True when it moved."""
+        """HW = the smallest log end offset of the maximal ISR's replicas (followers not yet heard
+        from hold it back). True when it moved."""
         if not self.is_leader:
             return False
         log = self.log
         hw = log.log_end_offset
-        for replica in self.isr:
+        for replica in self.maximal_isr:
             if replica != self.broker_id:
                 state = self.followers.get(replica)
                 hw = min(hw, state.log_end_offset if state else -1)
