@@ -19,7 +19,9 @@ def test_a_short_fixed_seed_chaos_run_passes_every_check(fauxka_cluster_factory,
     cluster = fauxka_cluster_factory(3, overrides=LAG)
     result = run_chaos(cluster, seed=294, duration_s=25, out=tmp_path, rate=50, mean_fault_s=3)
     assert result.verdict.ok, result.verdict.describe()
-    assert result.injected >= 6 and result.records > 1000  # seed 294: 12 faults of 7 kinds in 25 s
+    # seed 294 schedules 12 faults of 7 kinds in 25 s; how many go in depends on the machine's speed
+    # (the nemesis waits for the cluster to recover before the next: 3 at a load average of 25)
+    assert result.injected >= 2 and result.records > 1000
     assert result.verdict.result("acked_present").checked > 1000
     assert result.verdict.result("transactions_whole").checked > 5
     assert result.verdict.result("group_offsets").checked > 10
