@@ -79,3 +79,30 @@ def test_a_full_restart_brings_groups_and_offsets_back(make_cluster):
         broker.start()
     cluster.wait_ready(60)
     wait_for(lambda: _committed(cluster, group, topic) == [7, 9], 60, 0.5, "offsets after the restart")
+
+
+def test_a_commit_still_being_replicated_is_unstable_for_a_read_committed_consumer(make_cluster):
+    """GroupMetadataManager.getOffsets(requireStable): while an acks=all OffsetCommit waits for a
+    paused in-sync follower, a read_committed consumer's OffsetFetch (require_stable) is answered
+    UNSTABLE_OFFSET_COMMIT and librdkafka asks again, so it gets the new offset, never the one the
+    commit is replacing."""
+    from confluent_kafka import Consumer, TopicPartition
+    # the paused follower keeps its ZooKeeper session (else the controller takes it out of the ISR at once)
+    cluster = make_cluster(3, {**OVERRIDES, "replica.lag.time.max.ms": "6000", "zookeeper.session.timeout.ms": "30000"})
+    topic, group = _setup(cluster, 1)
+    committer = _consumer(cluster, group)
+    committer.commit(offsets=[TopicPartition(topic, 0, 5)], asynchronous=False)
+    coordinator = _coordinator(cluster, group)
+    paused = next(b for b in cluster.brokers if b not in (coordinator, cluster.controller_id()))
+    reader = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": group, "enable.auto.commit": False,
+                       "isolation.level": "read_committed"})
+    assert reader.committed([TopicPartition(topic, 0)], timeout=30)[0].offset == 5
+    cluster.brokers[paused].signal(signal.SIGSTOP)
+    try:
+        committer.commit(offsets=[TopicPartition(topic, 0, 9)], asynchronous=True)
+        committer.poll(0.5)  # sent; its append waits until replica.lag.time.max.ms drops the follower
+        assert reader.committed([TopicPartition(topic, 0)], timeout=60)[0].offset == 9
+    finally:
+        cluster.brokers[paused].signal(signal.SIGCONT)
+    reader.close()
+    committer.close()

@@ -7,7 +7,7 @@ TOPIC_AUTHORIZATION_FAILED), a partition unknown to the metadata or without a st
 offset -1 with no error; metadata is always empty. v1 reads the coordinator.
 v2 top-level error_code and topics null = every committed partition; v3 throttle time;
 v5 committed_leader_epoch; v6 flexible; v7 require_stable (KIP-447: UNSTABLE_OFFSET_COMMIT for a partition while a
-transactional commit of it is pending, fauxka/coordinator/group/txn_offsets.py);
+commit of it is pending: a plain one being appended, a transactional one waiting for its marker);
 v8 (KIP-709) several groups per request, each checked for its own coordinator; v9 member id/epoch
 (KIP-848, ignored by classic groups). Authorization: DESCRIBE on the Group
 (GROUP_AUTHORIZATION_FAILED), DESCRIBE on each Topic (unauthorized topics are left out of an
@@ -43,7 +43,7 @@ def _fetch(ctx: RequestContext, group_id: str, topics, require_stable: bool = Fa
         return error, []
     asked = None if topics is None else [(t.name, p) for t in topics for p in t.partition_indexes]
     committed = groups(ctx).fetch_offsets(group_id, asked)
-    unstable = groups(ctx).pending_txn_partitions(group_id) if require_stable else set()
+    unstable = groups(ctx).unstable_partitions(group_id) if require_stable else set()
     out: dict[str, list] = {}
     allowed: dict[str, bool] = {}
     for (topic, partition), c in committed.items():

@@ -84,7 +84,14 @@ class GroupCoordinator(TxnOffsets, GroupMembership):
                         encode_offset_value(OffsetValue(c.offset, c.leader_epoch, c.metadata, c.commit_timestamp,
                                                         c.expire_timestamp)))
                        for (t, p), c in accepted.items()]
-            code = await self.log.append(group.group_id, records)
+            group.committing.update(accepted.keys())
+            try:
+                code = await self.log.append(group.group_id, records)
+            finally:
+                group.committing.subtract(accepted.keys())
+                for tp in accepted:
+                    if group.committing[tp] <= 0:
+                        del group.committing[tp]
             code = ErrorCode.invalid_commit_offset_size if code in (
                 ErrorCode.message_too_large, ErrorCode.record_list_too_large, ErrorCode.invalid_fetch_size) \
                 else store_error(code)
@@ -96,6 +103,13 @@ class GroupCoordinator(TxnOffsets, GroupMembership):
         return results
 
     # --- OffsetFetch --------------------------------------------------------------------------------
+    def unstable_partitions(self, group_id: str) -> set[TopicPartition]:
+        """hasPendingOffsetCommitsForTopicPartition: a plain commit being appended or a transactional
+        one waiting for its marker (OffsetFetch with require_stable answers UNSTABLE_OFFSET_COMMIT)."""
+        group = self.groups.get(group_id)
+        in_flight = set(group.committing) if group is not None else set()
+        return in_flight | self.pending_txn_partitions(group_id)
+
     def fetch_offsets(self, group_id: str, partitions: list[TopicPartition] | None
                       ) -> dict[TopicPartition, CommittedOffset | None]:
         """Committed offsets (None: nothing committed); `partitions` None: every one the group has."""

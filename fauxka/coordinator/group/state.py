@@ -8,6 +8,7 @@ Dead <- every state. Plain data, no I/O, no clock: callers pass `now_ms`.
 
 import asyncio
 import enum
+from collections import Counter
 from dataclasses import dataclass, field
 
 from .records import GroupValue, MemberValue, OffsetValue
@@ -83,6 +84,9 @@ class Group:
     pending_members: set[str] = field(default_factory=set)  # KIP-394: ids handed out, not joined yet
     pending_sync: set[str] = field(default_factory=set)  # members yet to SyncGroup this generation
     offsets: dict[tuple[str, int], CommittedOffset] = field(default_factory=dict)
+    # partitions whose plain OffsetCommit is being appended (GroupMetadata.pendingOffsetCommits):
+    # OffsetFetch with require_stable answers UNSTABLE_OFFSET_COMMIT for them until it is done
+    committing: Counter = field(default_factory=Counter)
     current_state_timestamp: int | None = None
     new_member_added: bool = False
 

@@ -359,3 +359,28 @@ def test_a_transactional_commit_is_checked_as_kafkas_validate_offset_commit():
         assert await gc.expire_offsets() == 0 and "pending" in gc.groups
         gc.close()
     run(body())
+
+
+def test_a_plain_commit_being_appended_is_unstable_for_a_require_stable_fetch():
+    """GroupMetadata.pendingOffsetCommits: from the commit's append until its answer."""
+    async def body():
+        gc, log = make()
+        release = asyncio.Event()
+        append = log.append
+
+        async def held(group_id, records):
+            await release.wait()
+            return await append(group_id, records)
+        log.append = held
+        first = asyncio.create_task(gc.commit_offsets("s", "", None, -1, {("t", 0): OffsetRequest(3)}))
+        await asyncio.sleep(0)
+        assert gc.unstable_partitions("s") == {("t", 0)}
+        assert gc.unstable_partitions("other") == set()
+        release.set()
+        assert await first == {("t", 0): ErrorCode.none}
+        assert gc.unstable_partitions("s") == set() and gc.groups["s"].committing == {}
+        log.fail = ErrorCode.not_enough_replicas  # a failed append leaves nothing pending either
+        assert (await gc.commit_offsets("s", "", None, -1, {("t", 0): OffsetRequest(4)}))[("t", 0)] != ErrorCode.none
+        assert gc.unstable_partitions("s") == set()
+        gc.close()
+    run(body())
