@@ -164,8 +164,14 @@ class TxnWorkload(_Producing):
     # --- consume-transform-produce ---------------------------------------------------
 
     def _txn_producer(self) -> Producer:
+        # metadata.max.age.ms also bounds librdkafka's coordinator cache (rd_kafka_coord_cache_init):
+        # a group coordinator that died and left the Metadata answers stays cached otherwise, and the
+        # next send_offsets_to_transaction waits for it without sending anything, past its timeout
+        # (librdkafka issues 5511 and 5456, on Kafka as here). Below `fauxka up`'s and the fixtures'
+        # zookeeper.session.timeout.ms (6 s), the entry is gone before the next transaction asks.
         producer = Producer({"bootstrap.servers": self.bootstrap, "transactional.id": self.transactional_id,
-                             "transaction.timeout.ms": 30000, "linger.ms": 5, "log_level": 0})
+                             "transaction.timeout.ms": 30000, "linger.ms": 5, "log_level": 0,
+                             "metadata.max.age.ms": 3000})
         deadline = time.monotonic() + 120
         while True:
             try:
