@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 SYNC_CREATES = 64  # new replicas made at once per event-loop turn
-CHUNK = 64  # new replicas the background task makes between two yields
+CHUNK = 16  # new replicas the background task makes between two yields
 
 
 class CreationPacer:
