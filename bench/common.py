@@ -75,6 +75,11 @@ def zk_requests(metrics_port: int) -> dict[str, float]:
             for m in re.finditer(r'^fauxka_zookeeper_requests\{kind="(\w+)"\} (\S+)$', _scrape(metrics_port), re.M)}
 
 
+def leader_partitions(metrics_port: int) -> int:
+    """The partitions the broker leads (its replica manager's, not its metadata cache's)."""
+    return int(float(re.search(r"^fauxka_leader_partitions (\S+)$", _scrape(metrics_port), re.M).group(1)))
+
+
 def cache_size(metrics_port: int) -> tuple[int, int]:
     """(topics, partition states) in the broker's metadata cache."""
     text = _scrape(metrics_port)
