@@ -128,6 +128,11 @@ def per_unit(after: dict[str, float], before: dict[str, float], units: float, la
             if n - before.get(api, 0) >= units / 100}
 
 
+def leader_partitions(metrics_port: int) -> int:
+    """The partitions the broker leads (its replica manager's, not its metadata cache's)."""
+    return int(float(re.search(r"^fauxka_leader_partitions (\S+)$", _scrape(metrics_port), re.M).group(1)))
+
+
 def cache_size(metrics_port: int) -> tuple[int, int]:
     """(topics, partition states) in the broker's metadata cache."""
     text = _scrape(metrics_port)

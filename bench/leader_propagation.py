@@ -39,7 +39,7 @@ from fauxka.broker.protocol.build import build
 from fauxka.broker.protocol.client import KafkaConnection
 from fauxka.broker.protocol.codec import request_schema
 
-from .common import controller_of, local_cluster
+from .common import controller_of, leader_partitions, local_cluster
 
 TOPIC = "propagation"
 
@@ -150,16 +150,21 @@ async def mass_change(ports: dict[int, int], count: int) -> dict[int, float]:
             await conn.close()
 
 
-async def move_leaders(ports: dict[int, int], count: int, profile=None) -> list[float]:
+async def move_leaders(ports: dict[int, int], count: int, profile=None,
+                      metrics: dict[int, int] | None = None) -> list[float]:
     """Seconds from the ControlledShutdown answer until every broker's Metadata names each moved
     partition's new leader, one figure per moved partition. `profile(signal)`, when given,
     signals the brokers (SIGUSR1 before the ControlledShutdown, SIGUSR2 once every broker shows
-    every move: bench.latency's profile window)."""
+    every move: bench.latency's profile window). With `metrics` (the brokers' /metrics ports) the
+    move waits until the brokers lead all `count` partitions, not only name them: a broker makes a
+    bulk of new replicas in the background, after its Metadata lists them."""
     controller, conns, request = await _big_topic(ports, f"{TOPIC}-move", count)
     try:
         for b in conns:
             while sum(p.leader_id >= 0 for p in (await conns[b].send(request, 300)).topics[0].partitions) < count:
                 await asyncio.sleep(0.1)
+        while metrics and sum(leader_partitions(port) for port in metrics.values()) < count:
+            await asyncio.sleep(0.2)
         (t,) = (await conns[controller].send(request, 300)).topics
         victim = next(b for b in conns if b != controller)
         moved = {p.partition_index for p in t.partitions if p.leader_id == victim}
@@ -208,7 +213,8 @@ def main() -> None:
         os.environ["FAUXKA_PROFILE"] = str(Path(args.profile).resolve())
     if args.move:
         with local_cluster(3, tree=args.tree) as cluster:
-            times = asyncio.run(move_leaders(cluster.ports, args.move, cluster.signal if args.profile else None))
+            times = asyncio.run(move_leaders(cluster.ports, args.move, cluster.signal if args.profile else None,
+                                             cluster.metrics))
         p = lambda q: times[min(len(times) - 1, int(q * len(times)))] * 1000  # noqa: E731
         print(f"{len(times)} leaderships moved (of {args.move} partitions): in every broker's Metadata "
               f"p50 {p(0.5):.0f} ms, p99 {p(0.99):.0f} ms, max {times[-1] * 1000:.0f} ms after the answer")

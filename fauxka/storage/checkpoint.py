@@ -12,14 +12,17 @@ import os
 import uuid
 
 
-def write_lines(path: str, entries: list[str], version: int = 0) -> None:
+def write_lines(path: str, entries: list[str], version: int = 0, sync: bool = True) -> None:
+    """Written whole, then renamed over `path`; fsynced first unless `sync` is False (the caller
+    has it fsynced later: `fsync_files`)."""
     tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
         f.write(f"{version}\n{len(entries)}\n")
         for e in entries:
             f.write(e + "\n")
-        f.flush()
-        os.fsync(f.fileno())
+        if sync:
+            f.flush()
+            os.fsync(f.fileno())
     os.replace(tmp, path)
 
 
@@ -52,16 +55,33 @@ def read_offsets(path: str) -> dict[tuple[str, int], int]:
 PARTITION_METADATA = "partition.metadata"
 
 
-def write_partition_metadata(directory: str, topic_id: uuid.UUID) -> None:
+def write_partition_metadata(directory: str, topic_id: uuid.UUID, sync: bool = True) -> str:
     """`partition.metadata`: `version: 0` and the topic id as Kafka prints a Uuid (URL-safe
-    base64, no padding)."""
+    base64, no padding); its path. `sync=False` leaves the fsync to the caller (`fsync_files`,
+    off the event loop, as Kafka flushes it from its scheduler): a file torn by a crash before
+    then reads as no topic id, which the controller's next word assigns again."""
     encoded = base64.urlsafe_b64encode(topic_id.bytes).decode().rstrip("=")
     path = os.path.join(directory, PARTITION_METADATA)
     with open(path + ".tmp", "w", encoding="utf-8") as f:
         f.write(f"version: 0\ntopic_id: {encoded}\n")
-        f.flush()
-        os.fsync(f.fileno())
+        if sync:
+            f.flush()
+            os.fsync(f.fileno())
     os.replace(path + ".tmp", path)
+    return path
+
+
+def fsync_files(paths: list[str]) -> None:
+    """fsync each file; one gone meanwhile (its log deleted or moved) is skipped."""
+    for path in paths:
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
+            continue
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 def read_partition_metadata(directory: str) -> uuid.UUID | None:

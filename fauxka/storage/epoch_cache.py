@@ -92,10 +92,14 @@ class EpochCache:
         self.epochs, self.starts = [], []
         self.dirty = True
 
-    def flush(self) -> None:
+    def flush(self, sync: bool = True) -> str | None:
+        """Write the checkpoint if it changed (fsynced unless `sync` is False); the path written."""
+        written = None
         if self._path and self.dirty:
-            checkpoint.write_lines(self._path, [f"{e} {s}" for e, s in self.entries()])
+            checkpoint.write_lines(self._path, [f"{e} {s}" for e, s in self.entries()], sync=sync)
+            written = self._path
         self.dirty = False
+        return written
 
     def delete(self) -> None:
         if self._path:

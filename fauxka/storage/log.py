@@ -59,6 +59,9 @@ class PartitionLog(LogFiles):
         self.cleaned_up_to = -1  # the cleaner's checkpoint: offsets below it are compacted
         self._snapshots: list[tuple[int, ProducerState]] = []  # (segment base, state below it)
         self._created_ms = _now_ms() if now_ms is None else now_ms
+        # where the fsyncs of partition.metadata and of a new epoch's checkpoint go (LogManager's
+        # list for a worker thread: thousands of leaderships taken at once); None: fsynced at once
+        self.defer_sync = None
 
     # --- loading -------------------------------------------------------------------------
 
@@ -138,7 +141,11 @@ class PartitionLog(LogFiles):
     def topic_id(self, value: uuid.UUID) -> None:
         self._topic_id = value
         if self.directory is not None:
-            write_partition_metadata(self.directory, value)
+            self._written(write_partition_metadata(self.directory, value, sync=self.defer_sync is None))
+
+    def _written(self, path: str | None) -> None:
+        if path is not None and self.defer_sync is not None:
+            self.defer_sync(path)
 
     @property
     def high_watermark(self) -> int:
@@ -301,8 +308,9 @@ class PartitionLog(LogFiles):
     # --- epochs and producers ------------------------------------------------------------
 
     def assign_epoch(self, epoch: int, start_offset: int) -> None:
+        """Kafka writes the checkpoint at once on a new epoch: here too, its fsync maybe later (defer_sync)."""
         self.epochs.assign(epoch, start_offset)
-        self.epochs.flush()
+        self._written(self.epochs.flush(sync=self.defer_sync is None))
 
     def latest_epoch(self) -> int | None:
         return self.epochs.latest_epoch()

@@ -43,8 +43,10 @@ class LogManager:
         self.producer_id_expiration_ms = producer_id_expiration_ms
         self.logs: dict[tuple[str, int], PartitionLog] = {}
         self._dir_of: dict[tuple[str, int], str] = {}
+        self._held: dict[str, int] = {}  # partitions per log dir, kept with _dir_of (new logs go to the emptiest)
         self._preferred: dict[tuple[str, int], str] = {}  # AlterReplicaLogDirs before the replica exists
         self._memory_hws: dict[tuple[str, int], int] = {}
+        self._unsynced: list[str] = []  # partition.metadata files written but not fsynced yet
         if not in_memory:
             if not self.log_dirs:
                 raise ValueError("LogManager needs at least one log dir")
@@ -82,7 +84,7 @@ class LogManager:
                 log.high_watermark = hws.get(tp, 0)
                 log.configured = False  # no retention or cleaning until its topic config comes
                 self.logs[tp] = log
-                self._dir_of[tp] = d
+                self._place(tp, d)
 
     def get(self, topic: str, partition: int) -> PartitionLog | None:
         return self.logs.get((topic, partition))
@@ -105,24 +107,42 @@ class LogManager:
         elif self.in_memory:
             log = self.logs[tp] = PartitionLog.load(topic, partition, config, None)
         else:
-            counts = {d: 0 for d in self.log_dirs}
-            for owner in self._dir_of.values():
-                counts[owner] = counts.get(owner, 0) + 1
-            d = self._preferred.pop(tp, None) or min(self.log_dirs, key=lambda x: counts.get(x, 0))
+            d = self._preferred.pop(tp, None) or min(self.log_dirs, key=lambda x: self._held.get(x, 0))
             path = os.path.join(d, f"{topic}-{partition}")
             log = self.logs[tp] = PartitionLog.load(topic, partition, config, path)
-            self._dir_of[tp] = d
+            self._place(tp, d)
+        log.defer_sync = self._unsynced.append
         if topic_id is not None and log.topic_id is None:
             log.topic_id = topic_id
         return log
 
+    @property
+    def unsynced(self) -> bool:
+        return bool(self._unsynced)
+
+    def take_unsynced(self) -> list[str]:
+        """The files the logs wrote since the last call and left unsynced (partition.metadata, a
+        new epoch's leader-epoch-checkpoint), for `checkpoint.fsync_files` off the caller's thread:
+        thousands of fsyncs hold nothing up, as Kafka's scheduled flush of partition.metadata."""
+        paths, self._unsynced = self._unsynced, []
+        return paths
+
     def delete(self, topic: str, partition: int) -> None:
         tp = (topic, partition)
         log = self.logs.pop(tp, None)
-        self._dir_of.pop(tp, None)
+        self._place(tp, None)
         self._memory_hws.pop(tp, None)
         if log is not None:
             log.delete()
+
+    def _place(self, tp: tuple[str, int], log_dir: str | None) -> None:
+        """Record (None: forget) which log dir holds `tp`, keeping the per-dir counts."""
+        old = self._dir_of.pop(tp, None)
+        if old is not None:
+            self._held[old] -= 1
+        if log_dir is not None:
+            self._dir_of[tp] = log_dir
+            self._held[log_dir] = self._held.get(log_dir, 0) + 1
 
     def has_log_dir(self, path: str) -> bool:
         """Whether `path` is one of log.dirs, as Kafka compares them (its absolute form, unnormalised)."""
@@ -149,7 +169,7 @@ class LogManager:
             log.relocate(target)
         except OSError as exc:
             raise StorageError(ErrorCode.kafka_storage_error, f"moving {log.directory} to {target} failed: {exc}") from exc
-        self._dir_of[tp] = log_dir
+        self._place(tp, log_dir)
         self.checkpoint()
         return True
 

@@ -1,6 +1,7 @@
 """CreateTopics against the controller of the shared cluster: Kafka's rules, codes and messages."""
 
 import pytest
+from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from tests.admin_helpers import create_topics, errors, topic_spec, unique
@@ -152,3 +153,19 @@ def test_every_topic_gets_an_audit_event_with_the_caller(cluster, controller):
     assert event["principal"] == "User:ANONYMOUS" and event["client_address"] == "127.0.0.1"
     assert event["receiving_broker"] == cluster.controller_id() and event["forwarded_by"] is None
     assert event["api"] == "create_topics" and event["api_version"] == 7 and event["action"] == "CREATE"
+
+
+def test_a_bulk_create_makes_every_replica_and_each_partition_takes_an_acks_all_produce(cluster, controller):
+    """40 topics x 3 partitions x RF3 in one request: 120 new replicas on every broker, past the
+    number made at once (replication/creation_pacer.py), so most are made by the background task
+    after the answer; each partition still ends up led, with its followers in sync."""
+    names = [unique("bulk") for _ in range(40)]
+    results = create_topics(controller, [topic_spec(n, 3, 3) for n in names], timeout_ms=60000)
+    assert errors(results) == [(n, 0, None) for n in names]
+    producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all", "message.timeout.ms": 60000})
+    failed = []
+    for name in names:
+        for partition in range(3):
+            producer.produce(name, b"v", partition=partition, on_delivery=lambda err, msg: err and failed.append(err))
+    assert producer.flush(90) == 0
+    assert failed == []

@@ -2,7 +2,9 @@
 onResignation in ZooKeeper mode): the metadata cache's ("partition", topic, p) events, applied
 by the replica manager first (it subscribed earlier), have the runtime load p where this broker
 leads it and unload it elsewhere; a ("topic", topic) event (created, grown, deleted) checks every
-partition again. The runtime's partition count follows the topic's assignment."""
+partition again, as does the replica manager's word that it made replicas it had deferred (a
+bulk of new replicas is made in the background: replication/creation_pacer.py). The runtime's
+partition count follows the topic's assignment."""
 
 from ..metadata_cache import MetadataCache
 from ..replication.replica_manager import ReplicaManager
@@ -17,10 +19,12 @@ class TopicLeadership:
         self._replicas = replicas
         self._runtime = runtime
         self._unsubscribe = None
+        self._unsubscribe_created = None
 
     def start(self) -> None:
         """After the replica manager started (its cache listener runs before ours)."""
         self._unsubscribe = self._cache.subscribe(self._on_cache_event)
+        self._unsubscribe_created = self._replicas.pacer.on_created(self._on_created)
         self._sync_partition_count()
         for index in self._held():
             self._apply(index)
@@ -28,6 +32,12 @@ class TopicLeadership:
     def stop(self) -> None:
         if self._unsubscribe is not None:
             self._unsubscribe()
+        if self._unsubscribe_created is not None:
+            self._unsubscribe_created()
+
+    def _on_created(self, topic: str) -> None:
+        if topic == self._topic:
+            self._on_cache_event(("topic", topic))
 
     def _held(self) -> list[int]:
         return [index for topic, index in list(self._replicas.partitions) if topic == self._topic]

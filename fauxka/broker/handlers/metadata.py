@@ -8,7 +8,7 @@ from fauxka.model.errors import ErrorCode
 from fauxka.model.topic_names import validate_topic_name
 
 from ..context import RequestContext
-from ..protocol.build import build
+from ..protocol.build import build, entity_class
 from ..protocol.codec import response_schema
 from ..protocol.requests import Response
 
@@ -72,7 +72,7 @@ async def handle(ctx: RequestContext, request: "MetadataRequest") -> Response:
             code = missing_errors.get(name, ErrorCode.unknown_topic_or_partition)
             topics.append(_topic_error(code, name, ZERO_UUID, _topic_ops(ctx, name, include_ops)))
         else:
-            topics.append(_topic(ctx, name, include_ops))
+            topics.append(_served_topic(ctx, name, include_ops))
     topics += [_topic_error(ErrorCode.topic_authorization_failed, n, ZERO_UUID, is_internal=n in INTERNAL_TOPICS)
                for n in uncreatable]
     if not all_topics:  # topic ids are no secret, names are
@@ -126,6 +126,31 @@ def _topic_error(error: int, name: str | None, topic_id: uuid.UUID, ops: int = A
                  is_internal: bool = False) -> dict:
     return {"error_code": error, "name": name, "topic_id": topic_id, "is_internal": is_internal, "partitions": (),
             "topic_authorized_operations": ops}
+
+
+_MEMO_LIMIT = 10000  # entries (topic, version, listener) kept; past it the memo starts again
+
+
+def _served_topic(ctx: RequestContext, name: str, include_ops: bool):
+    """The topic's answer, built once per change of the cache (its state, brokers, deletions) and
+    kept while nothing it depends on changes: a Metadata for every topic of a large cluster built
+    thousands of partition entries per request. Not kept with authorized operations (they depend
+    on the principal) or while faults are injected (offline replicas come from them)."""
+    faults = ctx.faults
+    if include_ops or (faults is not None and faults.active):
+        return _topic(ctx, name, include_ops)
+    cache = ctx.cache
+    memo = cache.served_memo
+    key = (name, ctx.version, ctx.listener)
+    generation = cache.served_generation(name)
+    held = memo.get(key)
+    if held is not None and held[0] == generation:
+        return held[1]
+    entity = build(entity_class(response_schema(_KEY, ctx.version), "topics"), _topic(ctx, name, include_ops))
+    if len(memo) >= _MEMO_LIMIT:
+        memo.clear()
+    memo[key] = (generation, entity)
+    return entity
 
 
 def _topic(ctx: RequestContext, name: str, include_ops: bool) -> dict:

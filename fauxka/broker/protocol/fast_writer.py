@@ -17,6 +17,7 @@ tests/unit/test_fast_writer.py checks the bytes against kio's for every message 
 """
 
 import functools
+import io
 import struct
 from dataclasses import MISSING, fields
 
@@ -82,6 +83,8 @@ def entity_writer(cls: type, nullable: bool = False):
                 writer(buffer, getattr(entity, name))
             buffer.write(_NO_TAGS)
 
+    if cls.__name__ in _KEPT_BYTES:
+        write = _keeping_bytes(write)
     if not nullable:
         return write
 
@@ -92,6 +95,28 @@ def entity_writer(cls: type, nullable: bool = False):
         buffer.write(_ENTITY)
         write(buffer, entity)
     return write_nullable
+
+
+# Entities a handler keeps and answers again unchanged (handlers/metadata.py's per-topic memo): their
+# bytes are kept with them, by identity (the entity is held, so its id is not reused; kio entities
+# are immutable), and written again without walking thousands of partitions per request.
+_KEPT_BYTES = frozenset(("MetadataResponseTopic",))
+_KEPT_LIMIT = 10000
+
+
+def _keeping_bytes(write):
+    kept: dict[int, tuple[object, bytes]] = {}
+
+    def write_kept(buffer, entity) -> None:
+        held = kept.get(id(entity))
+        if held is None or held[0] is not entity:
+            own = io.BytesIO()
+            write(own, entity)
+            if len(kept) >= _KEPT_LIMIT:
+                kept.clear()
+            held = kept[id(entity)] = (entity, own.getvalue())
+        buffer.write(held[1])
+    return write_kept
 
 
 def _field_writer(f, flexible: bool, header: bool, is_tag: bool):

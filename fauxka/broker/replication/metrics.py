@@ -37,7 +37,7 @@ class ReplicationMetrics:
                                       "Partitions led here whose ISR is smaller than their replica set", registry=r)
         self.under_replicated.set_function(self._under_replicated)
         self.leader_count = Gauge("fauxka_leader_partitions", "Partitions this broker leads", registry=r)
-        self.leader_count.set_function(lambda: sum(p.is_leader for p in partitions.values()))
+        self.leader_count.set_function(lambda: sum(p.is_leader for p in list(partitions.values())))
         registry.register(_LogCollector(partitions))
         self._children: dict[tuple, object] = {}
 
@@ -64,7 +64,7 @@ class ReplicationMetrics:
         self.isr_changes.labels(kind).inc()
 
     def _under_replicated(self) -> int:
-        return sum(1 for p in self._partitions.values() if p.is_leader and len(p.isr) < len(p.replicas))
+        return sum(1 for p in list(self._partitions.values()) if p.is_leader and len(p.isr) < len(p.replicas))
 
 
 class _LogCollector:

@@ -16,6 +16,7 @@ from prometheus_client import CollectorRegistry
 
 from fauxka.model.topic_configs import ConfigValidationError, effective_topic_configs
 from fauxka.model.errors import ErrorCode, KafkaError
+from fauxka.storage.checkpoint import fsync_files
 from fauxka.storage.config import LogConfig
 from fauxka.storage.log_manager import LogManager
 
@@ -30,7 +31,9 @@ from .hosted import HostedPartitions
 from .isr import IsrManager
 from .metrics import ReplicationMetrics
 from .partition import Partition
+from .creation_pacer import CHUNK, CreationPacer
 from .reads import Reader
+from .role_log import RoleLog
 
 
 def now_ms() -> float:
@@ -50,6 +53,7 @@ class ReplicaManager:
         self.connector = connector
         self.controller_channel = controller_channel
         self.log = log.bind(component="replicas")
+        self.roles = RoleLog(self.log)
         self.logs = LogManager(list(self.config["log.dirs"]), in_memory=self.config["fauxka.log.in.memory"])
         self.hosted = hosted = HostedPartitions(self.broker_id, cache)
         self.partitions = hosted.partitions
@@ -61,9 +65,12 @@ class ReplicaManager:
         self.reader = Reader(hosted, self.metrics, self.isr, config)
         self.fetch_sessions = FetchSessionCache(self.config["max.incremental.fetch.session.cache.slots"])
         self.fetchers = FetcherManager(hosted, connector, config, self.spawn, self.log)
+        self.pacer = CreationPacer(self.log)
+        self._held: dict[str, set[int]] = {}  # partition indexes of self.partitions, by topic
         self._unsubscribe = None
         self._tasks: set[asyncio.Task] = set()
         self._saved_hws: dict[tuple[str, int], int] = {}
+        self._syncing: asyncio.Task | None = None
         self._loaded = False
 
     # --- life cycle -------------------------------------------------------------------------------
@@ -78,8 +85,10 @@ class ReplicaManager:
     def start(self) -> None:
         """Follow the metadata cache (already synced): a replica for every assigned partition."""
         self._unsubscribe = self.cache.subscribe(self._on_cache_event)
-        for topic in list(self.cache.all_topics):
-            self._apply_topic(topic)
+        with self.pacer.unpaced():
+            for topic in list(self.cache.all_topics):
+                self._apply_topic(topic)
+        self.spawn(self.pacer.run(self._apply_topic_steps), "replica-creation")
         for topic, index in self.logs.partitions():  # logs of topics deleted while we were away
             if self.hosted.assigned(topic, index) is None:
                 self._delete(topic, index)
@@ -100,6 +109,7 @@ class ReplicaManager:
         if not self._loaded:
             return
         try:
+            fsync_files(self.logs.take_unsynced())
             self.checkpoint()
         finally:
             self.logs.close()
@@ -179,23 +189,33 @@ class ReplicaManager:
         elif kind == "topic":
             self._apply_topic(event[1])
         elif kind == "topic_config":
-            config = self.log_config(event[1])
-            for (topic, _), partition in self.partitions.items():
-                if topic == event[1]:
-                    partition.reconfigure(config)
-            self._apply_topic(event[1])  # replicas waiting for the topic's configs
+            topic = event[1]
+            if self._held.get(topic):
+                config = self.log_config(topic)
+                for index in self._held[topic]:
+                    self.partitions[(topic, index)].reconfigure(config)
+            self._apply_topic(topic)  # replicas waiting for the topic's configs
         elif kind == "broker":
             self.fetchers.broker_changed(event[1])
 
     def _apply_topic(self, topic: str) -> None:
-        assignment = self.cache.all_topics.get(topic)
-        wanted = set(assignment.partitions) if assignment is not None else set()
-        for key in [k for k in self.partitions if k[0] == topic and k[1] not in wanted]:
-            self._delete(*key)
-        for index in wanted:
-            self._apply(topic, index)
+        for _ in self._apply_topic_steps(topic):
+            pass
 
-    def _apply(self, topic: str, index: int) -> None:
+    def _apply_topic_steps(self, topic: str):
+        """Every partition of `topic` as the cache says (replicas deleted, made, led or followed),
+        yielding after every CHUNK partitions (the pacer's background task)."""
+        assignment = self.cache.all_topics.get(topic)
+        wanted = sorted(assignment.partitions) if assignment is not None else []
+        for index in sorted(self._held.get(topic, set()).difference(wanted)):
+            self._delete(topic, index)
+        configs: list[LogConfig] = []  # the topic's log config, worked out once for all its new replicas
+        for n, index in enumerate(wanted, 1):
+            self._apply(topic, index, configs)
+            if n % CHUNK == 0:
+                yield
+
+    def _apply(self, topic: str, index: int, configs: list[LogConfig] | None = None) -> None:
         """Become leader or follower as the partition state says (Kafka's LeaderAndIsr handling)."""
         key = (topic, index)
         replicas = self.hosted.assigned(topic, index)
@@ -213,34 +233,65 @@ class ReplicaManager:
             # Known from the controller's request before the topic's config overrides are read
             # (as Kafka's broker reads them from ZooKeeper to create the log): created with them.
             return
+        if partition is None and self.pacer.defer(topic):
+            return  # made by the pacer's background task, then led or followed as the cache says then
         if partition is None:
             assignment = self.cache.all_topics[topic]  # its topic id replaces a log of an earlier same-named topic
-            log = self.logs.get_or_create(topic, index, self.log_config(topic), topic_id=assignment.topic_id)
+            if configs is None:
+                configs = []
+            if not configs:  # the caller's list keeps it for the topic's next partitions
+                configs.append(self.log_config(topic))
+            log = self.logs.get_or_create(topic, index, configs[0], topic_id=assignment.topic_id)
             saved_hw = self._saved_hws.pop(key, None)
             if saved_hw is not None:
                 log.high_watermark = saved_hw
             partition = self.partitions[key] = Partition(topic, index, log, self.broker_id)
+            self._held.setdefault(topic, set()).add(index)
         partition_epoch = getattr(state, "zk_version", -1)
         if state.leader == self.broker_id:
             self.fetchers.remove(key)
             if partition.become_leader(state.leader_epoch, state.isr, replicas, partition_epoch, now_ms()):
-                self.log.info("became leader", topic=topic, partition=index, epoch=state.leader_epoch,
-                              isr=state.isr, end_offset=partition.log_end_offset)
+                self.roles.note("became leader", topic, index, epoch=state.leader_epoch, isr=state.isr,
+                                end_offset=partition.log_end_offset)
             partition.maybe_advance_high_watermark()
         else:
             if partition.become_follower(state.leader, state.leader_epoch, state.isr, replicas, partition_epoch):
-                self.log.info("became follower", topic=topic, partition=index, leader=state.leader,
-                              epoch=state.leader_epoch)
+                self.roles.note("became follower", topic, index, leader=state.leader, epoch=state.leader_epoch)
             self.fetchers.follow(key, state.leader)
         self.purgatory.wake(key)  # waiters re-check: a fenced produce or fetch answers now
+        if self.logs.unsynced:
+            self._sync_soon()
+
+    def _sync_soon(self) -> None:
+        """The files new replicas and leaderships wrote (partition.metadata, leader-epoch-checkpoint)
+        fsynced by a worker thread after this batch: a thousand fsyncs on the event loop took seconds."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # no event loop (unit tests): at once
+            fsync_files(self.logs.take_unsynced())
+            return
+        if self._syncing is None or self._syncing.done():
+            self._syncing = self.spawn(self._fsync_written(), "replica-files-sync")
+
+    async def _fsync_written(self) -> None:
+        await asyncio.sleep(0)
+        while paths := self.logs.take_unsynced():
+            try:
+                await asyncio.to_thread(fsync_files, paths)
+            except OSError as exc:
+                self.log.error("replica files fsync failed", error=repr(exc))
 
     def _delete(self, topic: str, index: int) -> None:
         key = (topic, index)
         self.fetchers.remove(key)
-        self.partitions.pop(key, None)
+        if self.partitions.pop(key, None) is not None:
+            held = self._held[topic]
+            held.discard(index)
+            if not held:
+                del self._held[topic]
         self.logs.delete(topic, index)
         self.purgatory.wake(key)
-        self.log.info("deleted replica", topic=topic, partition=index)
+        self.roles.note("deleted replica", topic, index)
 
     # --- log directories ----------------------------------------------------------------------------
 
