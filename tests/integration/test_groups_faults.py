@@ -5,7 +5,7 @@ offsets back (both replayed from __consumer_offsets)."""
 import signal
 import time
 
-from tests.admin_helpers import create_topics, topic_spec, unique
+from tests.admin_helpers import create_topics, send, topic_spec, unique
 from tests.harness import wait_for
 
 OVERRIDES = {"offsets.topic.num.partitions": "3"}
@@ -83,24 +83,36 @@ def test_a_full_restart_brings_groups_and_offsets_back(make_cluster):
 
 def test_a_commit_still_being_replicated_is_unstable_for_a_read_committed_consumer(make_cluster):
     """GroupMetadataManager.getOffsets(requireStable): while an acks=all OffsetCommit waits for a
-    paused in-sync follower, a read_committed consumer's OffsetFetch (require_stable) is answered
-    UNSTABLE_OFFSET_COMMIT and librdkafka asks again, so it gets the new offset, never the one the
+    paused in-sync follower, an OffsetFetch with require_stable (a read_committed consumer's) is
+    answered UNSTABLE_OFFSET_COMMIT for that partition, one without it the offset still committed;
+    librdkafka asks again until the commit is done, so it gets the new offset, never the one the
     commit is replacing."""
     from confluent_kafka import Consumer, TopicPartition
-    # the paused follower keeps its ZooKeeper session (else the controller takes it out of the ISR at once)
-    cluster = make_cluster(3, {**OVERRIDES, "replica.lag.time.max.ms": "6000", "zookeeper.session.timeout.ms": "30000"})
+    # the paused follower keeps its ZooKeeper session (else the controller takes it out of the ISR at
+    # once); replica.lag.time.max.ms holds the commit long enough to see it pending
+    cluster = make_cluster(3, {**OVERRIDES, "replica.lag.time.max.ms": "20000",
+                               "zookeeper.session.timeout.ms": "30000"})
     topic, group = _setup(cluster, 1)
     committer = _consumer(cluster, group)
     committer.commit(offsets=[TopicPartition(topic, 0, 5)], asynchronous=False)
     coordinator = _coordinator(cluster, group)
     paused = next(b for b in cluster.brokers if b not in (coordinator, cluster.controller_id()))
+
+    def fetch(require_stable: bool):
+        answer = send(cluster.address_of(coordinator), 9, 7, {
+            "group_id": group, "topics": [{"name": topic, "partition_indexes": [0]}],
+            "require_stable": require_stable})
+        part = answer.topics[0].partitions[0]
+        return int(part.error_code), int(part.committed_offset)
     reader = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": group, "enable.auto.commit": False,
                        "isolation.level": "read_committed"})
     assert reader.committed([TopicPartition(topic, 0)], timeout=30)[0].offset == 5
     cluster.brokers[paused].signal(signal.SIGSTOP)
     try:
         committer.commit(offsets=[TopicPartition(topic, 0, 9)], asynchronous=True)
-        committer.poll(0.5)  # sent; its append waits until replica.lag.time.max.ms drops the follower
+        committer.poll(0.1)
+        wait_for(lambda: fetch(True) == (88, -1), 15, 0.1, "UNSTABLE_OFFSET_COMMIT while the commit is pending")
+        assert fetch(False) == (0, 5)  # without require_stable: what is committed so far
         assert reader.committed([TopicPartition(topic, 0)], timeout=60)[0].offset == 9
     finally:
         cluster.brokers[paused].signal(signal.SIGCONT)
