@@ -89,9 +89,10 @@ def test_a_commit_still_being_replicated_is_unstable_for_a_read_committed_consum
     commit is replacing."""
     from confluent_kafka import Consumer, TopicPartition
     # the paused follower keeps its ZooKeeper session (else the controller takes it out of the ISR at
-    # once); replica.lag.time.max.ms holds the commit long enough to see it pending
-    cluster = make_cluster(3, {**OVERRIDES, "replica.lag.time.max.ms": "20000",
-                               "zookeeper.session.timeout.ms": "30000"})
+    # once); replica.lag.time.max.ms holds the commit long enough to see it pending, and the commit
+    # waits for that (offsets.commit.timeout.ms, else it fails at 5 s and 5 stays committed)
+    cluster = make_cluster(3, {**OVERRIDES, "replica.lag.time.max.ms": "15000",
+                               "zookeeper.session.timeout.ms": "30000", "offsets.commit.timeout.ms": "60000"})
     topic, group = _setup(cluster, 1)
     committer = _consumer(cluster, group)
     committer.commit(offsets=[TopicPartition(topic, 0, 5)], asynchronous=False)
