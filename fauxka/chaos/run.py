@@ -132,7 +132,8 @@ class ChaosRun:
 
     def run(self) -> Result:
         from .nemesis import Nemesis
-        from .workloads import GroupWorkload, ProduceWorkload, TxnWorkload, read_back
+        from .txn_workload import TxnWorkload
+        from .workloads import GroupWorkload, ProduceWorkload, read_back
 
         o = self.o
         if o.out is not None:
