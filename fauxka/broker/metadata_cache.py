@@ -18,6 +18,7 @@ from fauxka.zkstore import paths as zp
 from fauxka.zkstore.watch_set import WatchSet
 
 from .metadata_pushed import PushedMetadata
+from .served_generations import ServedGenerations
 
 BROKER_CONFIGS = zp.entity_configs_path("brokers")  # dynamic broker configs: one child per broker id, and <default>
 USER_CONFIGS = zp.entity_configs_path("users")  # one child per (sanitized) user: SCRAM credentials and quotas
@@ -55,13 +56,7 @@ class MetadataCache(PushedMetadata):
         self._listed: set[str] = set()  # /brokers/topics as last read
         self._watches = WatchSet(zk)
         self._listeners: list[Callable[[tuple], None]] = []
-        # change counters for answers built from the cache (the Metadata handler's per-topic memo):
-        # a topic's on a ("topic"|"partition", topic, ...) event, the global one when brokers (their
-        # endpoints, liveness) or the topics being deleted change
-        self.generation = 0
-        self._global_generation = 0
-        self.topic_generation: dict[str, int] = {}
-        self.served_memo: dict = {}  # the Metadata handler's, kept with the cache it was built from
+        self.served = ServedGenerations()  # what the Metadata handler's kept answers were built at
 
     # --- life cycle ----------------------------------------------------------
 
@@ -93,11 +88,6 @@ class MetadataCache(PushedMetadata):
 
     # --- queries -------------------------------------------------------------
 
-    def served_generation(self, topic: str) -> tuple[int, int]:
-        """What an answer about `topic` built from this cache depends on: (its last change, the
-        last change of anything not about a topic). Equal pairs: the same answer."""
-        return self.topic_generation.get(topic, 0), self._global_generation
-
     def live_broker_ids(self) -> list[int]:
         return sorted(self.brokers)
 
@@ -128,13 +118,7 @@ class MetadataCache(PushedMetadata):
         self._watches.remove(path)
 
     def _emit(self, event: tuple) -> None:
-        kind = event[0]
-        if kind in ("topic", "partition"):
-            self.generation += 1
-            self.topic_generation[event[1]] = self.generation
-        elif kind in ("broker", "deleting"):
-            self.generation += 1
-            self._global_generation = self.generation
+        self.served.note(event)
         for listener in list(self._listeners):
             try:
                 listener(event)

@@ -139,10 +139,10 @@ def _served_topic(ctx: RequestContext, name: str, include_ops: bool):
     faults = ctx.faults
     if include_ops or (faults is not None and faults.active):
         return _topic(ctx, name, include_ops)
-    cache = ctx.cache
-    memo = cache.served_memo
+    served = ctx.cache.served
+    memo = served.memo
     key = (name, ctx.version, ctx.listener)
-    generation = cache.served_generation(name)
+    generation = served.of(name)
     held = memo.get(key)
     if held is not None and held[0] == generation:
         return held[1]
