@@ -86,7 +86,7 @@ class GroupCoordinator(TxnOffsets, GroupMembership):
                        for (t, p), c in accepted.items()]
             group.committing.update(accepted.keys())
             try:
-                code = await self.log.append(group.group_id, records)
+                code = await self.log.write_records(group.group_id, records)
             finally:
                 group.committing.subtract(accepted.keys())
                 for tp in accepted:
@@ -150,7 +150,7 @@ class GroupCoordinator(TxnOffsets, GroupMembership):
             else:
                 records = [(encode_key(OffsetKey(group_id, t, p)), None) for t, p in group.offsets]
                 records.append((encode_key(GroupKey(group_id)), None))
-                code = store_error(await self.log.append(group_id, records))
+                code = store_error(await self.log.write_records(group_id, records))
                 if code == ErrorCode.none and self.groups.get(group_id) is group:
                     group.transition(GroupState.DEAD, now_ms())
                     del self.groups[group_id]
@@ -176,7 +176,7 @@ class GroupCoordinator(TxnOffsets, GroupMembership):
         present = [tp for tp in doomed if tp in group.offsets]
         code = ErrorCode.none
         if present:
-            code = store_error(await self.log.append(
+            code = store_error(await self.log.write_records(
                 group_id, [(encode_key(OffsetKey(group_id, t, p)), None) for t, p in present]))
             if code == ErrorCode.none:
                 for tp in present:
@@ -213,7 +213,7 @@ class GroupCoordinator(TxnOffsets, GroupMembership):
             records = [(encode_key(OffsetKey(group.group_id, t, p)), None) for t, p in expired]
             if dies:
                 records.append((encode_key(GroupKey(group.group_id)), None))
-            if store_error(await self.log.append(group.group_id, records)) != ErrorCode.none:
+            if store_error(await self.log.write_records(group.group_id, records)) != ErrorCode.none:
                 continue
             for tp in expired:
                 group.offsets.pop(tp, None)
@@ -230,8 +230,8 @@ class GroupCoordinator(TxnOffsets, GroupMembership):
             doomed = [tp for tp in group.offsets if tp[0] == topic]
             if not doomed:
                 continue
-            code = await self.log.append(group.group_id, [(encode_key(OffsetKey(group.group_id, t, p)), None)
-                                                          for t, p in doomed])
+            code = await self.log.write_records(group.group_id, [(encode_key(OffsetKey(group.group_id, t, p)), None)
+                                                                 for t, p in doomed])
             if code == ErrorCode.none:
                 for tp in doomed:
                     group.offsets.pop(tp, None)

@@ -25,8 +25,13 @@ from .state import Group, GroupState, Member
 
 
 class GroupLog(Protocol):
-    async def append(self, group_id: str, records: list[tuple[bytes, bytes | None]]) -> ErrorCode:
-        """Append key/value records (None value: tombstone) to the group's partition with acks=all."""
+    async def write_records(self, group_id: str, records: list[tuple[bytes, bytes | None]]) -> ErrorCode:
+        """Append key/value records (None value: tombstone) to the group's partition with acks=all.
+        (Named apart from `list.append`, which the coordinator calls too, so its writes can be found.)"""
+
+    async def write_txn_records(self, group_id: str, records: list[tuple[bytes, bytes | None]], producer_id: int,
+                                epoch: int) -> ErrorCode:
+        """TxnOffsetCommit's records as one transactional batch of that producer (acks=all)."""
 
 
 @dataclass(slots=True)
@@ -392,5 +397,5 @@ class RebalanceCore:
 
     async def _store_group(self, group: Group) -> ErrorCode:
         value = encode_group_value(group.to_record(now_ms()))
-        code = await self.log.append(group.group_id, [(encode_key(GroupKey(group.group_id)), value)])
+        code = await self.log.write_records(group.group_id, [(encode_key(GroupKey(group.group_id)), value)])
         return store_error(code)

@@ -36,11 +36,11 @@ class _GroupLog:
     def __init__(self, runtime: "GroupRuntime"):
         self._runtime = runtime
 
-    async def append(self, group_id: str, records):
-        return await self._runtime.append(group_id, records)
+    async def write_records(self, group_id: str, records):
+        return await self._runtime.write_records(group_id, records)
 
-    async def append_transactional(self, group_id: str, records, producer_id: int, epoch: int):
-        return await self._runtime.append_transactional(group_id, records, producer_id, epoch)
+    async def write_txn_records(self, group_id: str, records, producer_id: int, epoch: int):
+        return await self._runtime.write_txn_records(group_id, records, producer_id, epoch)
 
 
 class GroupRuntime:
@@ -111,7 +111,7 @@ class GroupRuntime:
         return {"groups": len(loaded)}
 
     # --- appends -------------------------------------------------------------------------------------
-    async def append(self, group_id: str, records: list[tuple[bytes, bytes | None]]) -> ErrorCode:
+    async def write_records(self, group_id: str, records: list[tuple[bytes, bytes | None]]) -> ErrorCode:
         """Queue the records for the group's partition. The appends queued during one turn of the
         event loop go to the leader's log together, as one batch, at the end of that turn, without
         waiting for the batch before to replicate (up to _MAX_IN_FLIGHT batches appended and not yet
@@ -131,8 +131,8 @@ class GroupRuntime:
             self._flushes[partition] = asyncio.get_running_loop().call_soon(self._flush, partition)
         return await future
 
-    async def append_transactional(self, group_id: str, records: list[tuple[bytes, bytes | None]], producer_id: int,
-                                   epoch: int) -> ErrorCode:
+    async def write_txn_records(self, group_id: str, records: list[tuple[bytes, bytes | None]], producer_id: int,
+                                epoch: int) -> ErrorCode:
         """TxnOffsetCommit's records as their own transactional batch (never shared with others')."""
         partition = self.partition_of(group_id)
         if not self.loads.leads(partition):

@@ -15,14 +15,14 @@ class MemoryLog:
         self.records: list[tuple[bytes, bytes | None]] = []
         self.fail: ErrorCode | None = None
 
-    async def append(self, group_id, records):
+    async def write_records(self, group_id, records):
         if self.fail is not None:
             return self.fail
         self.records.extend(records)
         return ErrorCode.none
 
-    async def append_transactional(self, group_id, records, producer_id, epoch):
-        return await self.append(group_id, records)
+    async def write_txn_records(self, group_id, records, producer_id, epoch):
+        return await self.write_records(group_id, records)
 
 
 def make(**overrides):
@@ -366,12 +366,12 @@ def test_a_plain_commit_being_appended_is_unstable_for_a_require_stable_fetch():
     async def body():
         gc, log = make()
         release = asyncio.Event()
-        append = log.append
+        write = log.write_records
 
         async def held(group_id, records):
             await release.wait()
-            return await append(group_id, records)
-        log.append = held
+            return await write(group_id, records)
+        log.write_records = held
         first = asyncio.create_task(gc.commit_offsets("s", "", None, -1, {("t", 0): OffsetRequest(3)}))
         await asyncio.sleep(0)
         assert gc.unstable_partitions("s") == {("t", 0)}

@@ -108,10 +108,10 @@ class _GroupLog:
         self.host = host
         host.transactional = []
 
-    async def append(self, group_id, records):
+    async def write_records(self, group_id, records):
         return await self.host.append("__consumer_offsets", 0, records, 1000)
 
-    async def append_transactional(self, group_id, records, producer_id, epoch):
+    async def write_txn_records(self, group_id, records, producer_id, epoch):
         self.host.transactional.append((producer_id, epoch, len(records)))
         return await self.host.append("__consumer_offsets", 0, records, 1000)
 
