@@ -155,3 +155,7 @@ class RequestContext(Services):
     @property
     def version(self) -> int:
         return self.request.version
+
+    @property
+    def api_key(self) -> int:
+        return self.request.api.key

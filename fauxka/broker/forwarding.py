@@ -114,7 +114,7 @@ class ForwardingManager:
             ctx.log.warning("forwarded request failed at the controller", error=code)
             return self._error_response(ctx.request, ErrorCode.unknown_server_error)
         try:
-            _, answer = decode_response(response.response_data, request_schema(ctx.request.api.key, ctx.version))
+            _, answer = decode_response(response.response_data, request_schema(ctx.api_key, ctx.version))
         except RequestParseError as exc:
             ctx.log.warning("unparsable forwarded response", error=str(exc))
             return self._error_response(ctx.request, ErrorCode.unknown_server_error)

@@ -63,7 +63,7 @@ class GroupRole:
         return self.runtime.partition_of(group_id)
 
     def loading(self) -> bool:
-        return self.runtime.loads.loading()
+        return self.runtime.loading()
 
     def txn_marker_written(self, producer_id: int, commit: bool, partition: int) -> None:
         """A producer's COMMIT/ABORT marker is in a __consumer_offsets partition's log (txn_markers.py)."""

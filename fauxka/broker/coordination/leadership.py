@@ -24,7 +24,7 @@ class TopicLeadership:
     def start(self) -> None:
         """After the replica manager started (its cache listener runs before ours)."""
         self._unsubscribe = self._cache.subscribe(self._on_cache_event)
-        self._unsubscribe_created = self._replicas.pacer.on_created(self._on_created)
+        self._unsubscribe_created = self._replicas.on_created(self._on_created)
         self._sync_partition_count()
         for index in self._held():
             self._apply(index)

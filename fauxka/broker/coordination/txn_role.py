@@ -56,7 +56,7 @@ class TxnRole:
         return self.runtime.status(transactional_id)
 
     def loading(self) -> bool:
-        return self.runtime.loads.loading()
+        return self.runtime.loading()
 
     def topic_spec(self) -> tuple[int, int, dict[str, str]]:
         """(partitions, replication factor, configs) as TransactionStateManager.transactionTopicConfigs;

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from fauxka.model.errors import ErrorCode, KafkaError
 from fauxka.storage.batch import magic_of
 
+from ..purgatory import Purgatory
 from .hosted import HostedPartitions
 from .metrics import ReplicationMetrics
 from .partition import Partition
@@ -32,8 +33,10 @@ class AppendResult:
 
 
 class Appender:
-    def __init__(self, hosted: HostedPartitions, metrics: ReplicationMetrics, config):
+    def __init__(self, hosted: HostedPartitions, purgatory: Purgatory, metrics: ReplicationMetrics, config):
+        """`purgatory`: the hosted partitions' (acks=all waits there, woken by their moves)."""
         self._hosted = hosted
+        self._purgatory = purgatory
         self._metrics = metrics
         # fauxka.test.break: the checker's proof that it catches a broker losing acknowledged records
         self._ack_at_once = "ack_before_replication" in (config["fauxka.test.break"] or "").split(",")
@@ -80,7 +83,7 @@ class Appender:
         if not waiting:
             return
         deadline = time.monotonic() + max(timeout_ms, 0) / 1000
-        purgatory = self._hosted.purgatory
+        purgatory = self._purgatory
         await purgatory.wait(waiting.keys(), lambda: all(self._acked(k, r) is not None for k, r in waiting.items()),
                              deadline)
         for key, result in waiting.items():

@@ -16,6 +16,7 @@ from fauxka.model.errors import ErrorCode, KafkaError
 from fauxka.storage.errors import OffsetOutOfRange
 from fauxka.storage.legacy_offsets import legacy_offsets_before
 
+from ..purgatory import Purgatory
 from .hosted import HostedPartitions
 from .isr import IsrManager
 from .metrics import ReplicationMetrics
@@ -48,9 +49,12 @@ class FetchResult:
 
 
 class Reader:
-    def __init__(self, hosted: HostedPartitions, metrics: ReplicationMetrics, isr: IsrManager, config):
-        """`isr`: where a follower that caught up asks for the ISR's expansion."""
+    def __init__(self, hosted: HostedPartitions, purgatory: Purgatory, metrics: ReplicationMetrics, isr: IsrManager,
+                 config):
+        """`purgatory`: the hosted partitions' (long-poll fetches wait there); `isr`: where a follower
+        that caught up asks for the ISR's expansion."""
         self._hosted = hosted
+        self._purgatory = purgatory
         self._metrics = metrics
         self._isr = isr
         # fauxka.test.break: the checker's proof that it catches read_committed showing aborted records
@@ -77,7 +81,7 @@ class Reader:
                 return results
             return None
 
-        results = await self._hosted.purgatory.wait({(w.topic, w.index) for w in wants}, attempt, deadline)
+        results = await self._purgatory.wait({(w.topic, w.index) for w in wants}, attempt, deadline)
         if results is None:
             results = self._read_all(wants, follower, isolation_level, max_bytes, hard_max_bytes)
         metrics = self._metrics

@@ -61,8 +61,8 @@ class ReplicaManager:
         self.metrics = ReplicationMetrics(registry, self.partitions)
         self.isr = IsrManager(hosted, controller_channel, cache, self.metrics, config["replica.lag.time.max.ms"],
                               self.spawn, self.log)
-        self.appender = Appender(hosted, self.metrics, config)
-        self.reader = Reader(hosted, self.metrics, self.isr, config)
+        self.appender = Appender(hosted, self.purgatory, self.metrics, config)
+        self.reader = Reader(hosted, self.purgatory, self.metrics, self.isr, config)
         self.fetch_sessions = FetchSessionCache(self.config["max.incremental.fetch.session.cache.slots"])
         self.fetchers = FetcherManager(hosted, connector, config, self.spawn, self.log)
         self.pacer = CreationPacer(self.log)
@@ -179,6 +179,11 @@ class ReplicaManager:
             self.log.error("bad topic config, using defaults", topic=topic, error=exc.message)
             return LogConfig.from_topic_configs({})
         return LogConfig.from_topic_configs({e.name: e.value for e in entries if e.value is not None})
+
+    def on_created(self, listener: Callable[[str], None]) -> Callable[[], None]:
+        """`listener(topic)` once a topic whose replicas were deferred (a bulk creation) has them
+        (a coordinator role waits for its internal topic so); returns the unsubscribe function."""
+        return self.pacer.on_created(listener)
 
     # --- the metadata cache's events -----------------------------------------------------------------
 

@@ -71,6 +71,10 @@ class GroupRuntime:
             return True
         return self.partition_of(key) in self.partitions
 
+    def loading(self) -> bool:
+        """Some partition of this broker's is still being loaded (a listing answers COORDINATOR_LOAD_IN_PROGRESS)."""
+        return self.loads.loading()
+
     def status(self, group_id: str) -> ErrorCode:
         """NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS or NONE for the group (validateGroupStatus)."""
         return self.loads.status(self.partition_of(group_id))

@@ -51,6 +51,10 @@ class TxnRuntime:
     def status(self, transactional_id: str) -> ErrorCode:
         return self.loads.status(self.partition_of(transactional_id))
 
+    def loading(self) -> bool:
+        """Some partition of this broker's is still being loaded (a listing answers COORDINATOR_LOAD_IN_PROGRESS)."""
+        return self.loads.loading()
+
     # --- TxnLog ---------------------------------------------------------------------------------------
     def coordinator_epoch(self, transactional_id: str) -> int:
         state = self.partitions.get(self.partition_of(transactional_id))
