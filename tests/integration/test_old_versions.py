@@ -219,7 +219,10 @@ def test_offset_commit_v0_and_fetch_v0_use_zookeeper_not_the_coordinator(cluster
     assert big.topics == [(topic, [(0, 12)])]  # OFFSET_METADATA_TOO_LARGE
     coordinator = _coordinator(cluster, group)
     assert fetch_offsets(coordinator, 1)[0][:2] == (0, -1)  # the coordinator never saw the v0 commit
-    answer = _ask(coordinator, commit.OffsetCommitRequest_v1(group, -1, "", [(topic, [(0, 77, 1_600_000_000_000, "")])]),
+    # an explicit commit time, recent: one older than offsets.retention.minutes would rightly expire
+    # at an expiry pass falling between the commit and the fetch
+    recent = int(time.time() * 1000) - 60_000
+    answer = _ask(coordinator, commit.OffsetCommitRequest_v1(group, -1, "", [(topic, [(0, 77, recent, "")])]),
                   commit.OffsetCommitResponse_v1)
     assert answer.topics == [(topic, [(0, 0)])]
     assert fetch_offsets(coordinator, 1)[0][:2] == (0, 77)

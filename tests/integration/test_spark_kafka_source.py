@@ -23,7 +23,10 @@ def source(spark):  # noqa: F811
 
 def _topic(cluster, partitions: int) -> str:
     name = unique("spark")
-    [result] = create_topics(cluster.controller_address(), [topic_spec(name, partitions, 3)])
+    # retention.ms=-1: the records carry 2023 timestamps (BASE_TS), which a retention pass between
+    # the produce and the read would delete under the default 7 days, as Kafka's would
+    spec = topic_spec(name, partitions, 3, configs={"retention.ms": "-1"})
+    [result] = create_topics(cluster.controller_address(), [spec])
     assert int(result.error_code) == 0, result
     return name
 
