@@ -19,6 +19,12 @@ def send(address: str, api_key: int, version: int, values: dict, timeout_s: floa
     return asyncio.run(request_once(host, int(port), request, timeout_s))
 
 
+# Topic configs for tests that write old timestamps (2023) and read them back: under the default
+# retention.ms (7 days) a retention pass (every 5 minutes) falling between the write and the read
+# rightly deletes them, as Kafka's does.
+KEEP_OLD_RECORDS = {"retention.ms": "-1"}
+
+
 def topic_spec(name: str, partitions: int = -1, replication_factor: int = -1,
                assignments: dict[int, list[int]] | None = None, configs: dict | None = None) -> dict:
     return {

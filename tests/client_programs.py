@@ -8,7 +8,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from tests.admin_helpers import create_topics, partition_count, topic_spec, unique
+from tests.admin_helpers import KEEP_OLD_RECORDS, create_topics, partition_count, topic_spec, unique
 from tests.harness import wait_for
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -62,10 +62,8 @@ def run_scenarios(command: list[str], bootstrap: str, scenarios: dict[str, list[
 def topics(cluster, prefix: str, partitions: dict[str, int]) -> dict[str, str]:
     """Topics (role -> unique name) created at the controller, known to every broker when it returns."""
     names = {role: unique(f"{prefix}-{role}") for role in partitions}
-    # retention.ms=-1: the produce scenarios write 2023 timestamps, which a retention pass between the
-    # produce and the read would delete under the default 7 days (as Kafka's would)
-    results = create_topics(cluster.controller_address(),
-                            [topic_spec(names[role], count, 3, configs={"retention.ms": "-1"})
+    results = create_topics(cluster.controller_address(),  # the produce scenarios write 2023 timestamps
+                            [topic_spec(names[role], count, 3, configs=KEEP_OLD_RECORDS)
                              for role, count in partitions.items()])
     assert all(int(r.error_code) == 0 for r in results), results
     for role, name in names.items():

@@ -8,22 +8,16 @@ import time
 
 import pytest
 
-from tests.admin_helpers import create_topics, topic_spec, unique
+from tests.admin_helpers import KEEP_OLD_RECORDS, create_topics, topic_spec, unique
 
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 COUNT = 50
 BASE_TS = 1_700_000_000_000
 
 
-# The records carry 2023 timestamps (BASE_TS), older than the default retention.ms (7 days): as on
-# Kafka, a retention pass (every log.retention.check.interval.ms, 5 minutes) that falls between
-# the produce and the read deletes them. So these topics keep their records whatever their age.
-KEEP = {"retention.ms": "-1"}
-
-
 def _topic(cluster, partitions: int = 1, rf: int = 3, configs: dict | None = None) -> str:
     name = unique("pc")
-    spec = topic_spec(name, partitions, rf, configs={**KEEP, **(configs or {})})
+    spec = topic_spec(name, partitions, rf, configs={**KEEP_OLD_RECORDS, **(configs or {})})
     [result] = create_topics(cluster.controller_address(), [spec])
     assert int(result.error_code) == 0, result
     return name

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from tests.admin_helpers import create_topics, topic_spec, unique
+from tests.admin_helpers import KEEP_OLD_RECORDS, create_topics, topic_spec, unique
 from tests.spark_support import spark  # noqa: F401  (the fixture)
 
 BASE_TS = 1_700_000_000_000
@@ -23,9 +23,7 @@ def source(spark):  # noqa: F811
 
 def _topic(cluster, partitions: int) -> str:
     name = unique("spark")
-    # retention.ms=-1: the records carry 2023 timestamps (BASE_TS), which a retention pass between
-    # the produce and the read would delete under the default 7 days, as Kafka's would
-    spec = topic_spec(name, partitions, 3, configs={"retention.ms": "-1"})
+    spec = topic_spec(name, partitions, 3, configs=KEEP_OLD_RECORDS)  # BASE_TS is 2023
     [result] = create_topics(cluster.controller_address(), [spec])
     assert int(result.error_code) == 0, result
     return name

@@ -83,9 +83,8 @@ class Appender:
         if not waiting:
             return
         deadline = time.monotonic() + max(timeout_ms, 0) / 1000
-        purgatory = self._purgatory
-        await purgatory.wait(waiting.keys(), lambda: all(self._acked(k, r) is not None for k, r in waiting.items()),
-                             deadline)
+        await self._purgatory.wait(waiting.keys(), lambda: all(self._acked(k, r) is not None for k, r in waiting.items()),
+                                   deadline)
         for key, result in waiting.items():
             outcome = self._acked(key, result)
             result.error = ErrorCode.request_timed_out if outcome is None else outcome

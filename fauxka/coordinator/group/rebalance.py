@@ -15,23 +15,14 @@ import asyncio
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Callable, Protocol
+from typing import Callable
 
 from fauxka.model.errors import ErrorCode
 
 from .config import GroupConfig
+from .group_log import GroupLog
 from .records import GroupKey, encode_group_value, encode_key
 from .state import Group, GroupState, Member
-
-
-class GroupLog(Protocol):
-    async def write_records(self, group_id: str, records: list[tuple[bytes, bytes | None]]) -> ErrorCode:
-        """Append key/value records (None value: tombstone) to the group's partition with acks=all.
-        (Named apart from `list.append`, which the coordinator calls too, so its writes can be found.)"""
-
-    async def write_txn_records(self, group_id: str, records: list[tuple[bytes, bytes | None]], producer_id: int,
-                                epoch: int) -> ErrorCode:
-        """TxnOffsetCommit's records as one transactional batch of that producer (acks=all)."""
 
 
 @dataclass(slots=True)
