@@ -78,9 +78,12 @@ class Broker:
         self.channel_manager = ControllerChannelManager(self.broker_id, config, self.cache, self.inter_broker, log)
         self.quotas = Quotas(self.zk, config, log, self.metrics)  # client quotas, enforced
         self.dynamic_config = DynamicConfigApplier(config, self.cache, log)  # dynamic broker configs that take effect
-        # partition logs, leader and follower roles
+        # injected faults (fauxka fault, fauxka.testing), from ZooKeeper
+        self.faults = FaultInjector(self.zk, config, self.cache, self.metrics, self.leadership,
+                                    lambda: self.election.active, handlers.error_response, log)
+        # partition logs, leader and follower roles (a log failed by a `storage` fault is not fetched)
         self.replicas = ReplicaManager(config, self.cache, self.admin.broker_layers, self.inter_broker,
-                                       self.controller_channel, self.metrics.registry, log)
+                                       self.controller_channel, self.metrics.registry, log, self.faults.log_failed)
         # the coordinator roles (fauxka/broker/coordination/), siblings: groups while we lead __consumer_offsets
         # partitions, transactions while we lead __transaction_state ones
         self.producer_ids = ProducerIdManager(self.controller_channel, log)  # in blocks from the controller
@@ -93,9 +96,6 @@ class Broker:
         self.auto_create = AutoTopicCreator(config, self.admin, self.forwarding, {
             GROUP_METADATA_TOPIC: self.group_role.topic_spec,
             TRANSACTION_STATE_TOPIC: self.txn_role.topic_spec}, log)
-        # injected faults (fauxka fault, fauxka.testing), from ZooKeeper
-        self.faults = FaultInjector(self.zk, config, self.cache, self.metrics, self.leadership,
-                                    lambda: self.election.active, handlers.error_response, log)
         # what a request may use: the server hands it to every request's context (fauxka/broker/context.py)
         self.services = Services(
             broker_id=self.broker_id, config=config, cache=self.cache, zk=self.zk, metrics=self.metrics,

@@ -35,6 +35,7 @@ from .protocol.codec import Request
 from .request_trace import RequestTrace
 
 HANG_POLL_S = 0.05
+NOTICE_WAIT_S = 5.0  # a `storage` fault's broker, saying it obeys it, before the controller acts
 
 
 class FaultInjector:
@@ -147,9 +148,11 @@ class FaultInjector:
         controller on a log dir failure, KafkaController.onReplicasBecomeOffline): their
         leaderships move to another live in-sync replica and they leave the ISRs."""
         failed, cache = fault.scope.broker, self._cache
-        keys = [(t, p) for (t, p), state in cache.partition_states.items()
-                if (state.leader == failed or failed in state.isr) and affects(fault.scope, (t, p))]
         try:
+            if not await self._noticed_by(failed, fault.id):
+                return  # removed meanwhile
+            keys = [(t, p) for (t, p), state in cache.partition_states.items()
+                    if (state.leader == failed or failed in state.isr) and affects(fault.scope, (t, p))]
             moved = await self._leadership.take_offline(keys, failed)
         except Exception as exc:  # the controller moved: the next one does it
             self._log.warning("storage fault: replicas not taken offline", error=repr(exc))
@@ -158,6 +161,27 @@ class FaultInjector:
                               partitions=len(moved))
         self._done.add(fault.id)
 
+    async def _noticed_by(self, broker_id: int, fault_id: str) -> bool:
+        """Until broker `broker_id` obeys the fault (its follower no longer fetches the failed logs),
+        NOTICE_WAIT_S at most: Kafka's controller acts on a failed log once the broker that has it
+        says so (its log dir event notification), after that broker has stopped fetching it. Acting
+        earlier would let the new leader hear from the failed replica and take it back into the ISR.
+        A broker that publishes nothing (stopped) or does not say in time (cut off) is not waited for.
+        False when the fault was removed meanwhile (nothing to do)."""
+        if broker_id == self._broker_id:
+            return True  # this broker obeys it already: the action started from its own watch
+        deadline = time.monotonic() + NOTICE_WAIT_S
+        while time.monotonic() < deadline:
+            if fault_id not in self.watch.faults:
+                return False
+            seen = await self.store.obeyed_by(broker_id)
+            if seen is None or fault_id in seen:
+                return True
+            await asyncio.sleep(HANG_POLL_S)
+        self._log.warning("storage fault: the failed broker did not say it obeys it, its replicas taken offline anyway",
+                          fault=fault_id, broker=broker_id)
+        return True
+
     def offline(self, broker_id: int, topic: str, partition: int) -> bool:
         """Whether a `storage` fault in force has failed that broker's log of the partition: Kafka
         takes such a replica offline (ReplicaStateMachine's OfflineReplica) and Metadata lists it in
@@ -165,6 +189,10 @@ class FaultInjector:
         now_ms = int(time.time() * 1000)
         return any(f.kind == "storage" and f.scope.broker == broker_id and affects(f.scope, (topic, partition))
                    and not f.expired(now_ms) for f in self.watch.faults.values())
+
+    def log_failed(self, topic: str, partition: int) -> bool:
+        """Whether this broker's own log of the partition has failed (a `storage` fault in force)."""
+        return self.offline(self._broker_id, topic, partition)
 
     def facts(self, ctx) -> RequestFacts:
         request = ctx.request

@@ -17,7 +17,8 @@ and a restarted broker obeys it again. Kinds:
 - `storage`: broker `scope.broker`'s log of the scope's partitions (all without a topic) fails as a
   full disk does: its clients' partition requests answer KAFKA_STORAGE_ERROR for them, its follower
   fetches leave them out (the leader stops hearing from that replica, which leaves the ISR after
-  replica.lag.time.max.ms), and the active controller moves their leadership off it once;
+  replica.lag.time.max.ms), and the active controller, once that broker obeys the fault, moves their
+  leadership off it and takes it out of their ISRs, once;
 - `leader`: not a request fault but a one-shot action: the active controller makes the scope's
   broker lead the scope's topic partition (an in-sync replica), then deletes the fault;
 - `zookeeper`: not a request fault either: the link between the scope's broker (every broker

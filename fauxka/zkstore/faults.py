@@ -1,6 +1,7 @@
 """Injected faults in ZooKeeper (paths.FAULTS/<id>, model.faults' JSON): written by `fauxka fault`
 and fauxka.testing, watched by every broker (fauxka/broker/fault_injection.py)."""
 
+import json
 import secrets
 import time
 from dataclasses import replace
@@ -55,6 +56,17 @@ class FaultStore:
         for name in await self._zk.get_children(zp.FAULTS) or ():
             removed += await self.remove(name)
         return removed
+
+    async def obeyed_by(self, broker_id: int) -> "list[str] | None":  # quoted: `list` is a method here
+        """The fault ids broker `broker_id` obeys (what it publishes under paths.FAULTS_SEEN), None
+        when it publishes nothing (not running)."""
+        got = await self._zk.get(zp.faults_seen_path(broker_id))
+        if got is None:
+            return None
+        try:
+            return list(json.loads(got[0])["faults"])
+        except (ValueError, KeyError, TypeError):
+            return None
 
     async def set_tracing(self, on: bool) -> None:
         """Create (on) or delete (off) paths.TRACE, which every broker watches."""

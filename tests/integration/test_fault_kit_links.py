@@ -57,6 +57,7 @@ def test_a_failed_log_takes_the_replica_offline_until_restored(fauxka_cluster_fa
             assert _offline_replicas(cluster, broker_id, topic) == [failed]
         producer.produce(topic, b"x", partition=0)
         assert producer.flush(10) == 0  # acks=all from the other two
+        assert failed not in cluster.isr(topic, 0)  # and it stays out: its follower fetches nothing
         part, _ = produce(cluster.address(failed), topic, 0, batch([b"y"]))  # straight to the failed broker
         assert part.error_code == KafkaError.KAFKA_STORAGE_ERROR
     cluster.wait_for(lambda: failed in cluster.isr(topic, 0), 20, what="the replica back in the ISR")

@@ -15,13 +15,13 @@ class Log:
         return 0
 
 
-def make():
+def make(log_failed=lambda topic, partition: False):
     config = {"replica.fetch.backoff.ms": 1000, "replica.fetch.wait.max.ms": 500, "replica.fetch.min.bytes": 1,
               "replica.fetch.max.bytes": 1 << 20, "replica.fetch.response.max.bytes": 10 << 20,
               "replica.socket.timeout.ms": 30000}
     partitions = {("t", i): SimpleNamespace(leader_id=1, leader_epoch=0, log=Log(0)) for i in range(3)}
     hosted = SimpleNamespace(partitions=partitions, broker_id=2)
-    fetcher = Fetcher(hosted, None, config, 1, None)
+    fetcher = Fetcher(hosted, None, config, 1, None, log_failed)
     fetcher.keys.update(partitions)
     return fetcher, partitions
 
@@ -91,3 +91,19 @@ def test_a_partition_answered_with_an_error_and_then_no_longer_followed_is_forgo
     moved = fetcher._request()
     assert sent(moved) == {}
     assert moved.forgotten == {"t": [1]}
+
+
+def test_a_partition_whose_log_failed_here_is_left_out_until_the_fault_goes():
+    failed = {("t", 1)}  # a `storage` fault on this broker: Kafka removes the fetcher of a failed log
+    fetcher, _ = make(lambda topic, partition: (topic, partition) in failed)
+    full = fetcher._request()
+    assert sent(full) == {("t", 0): 0, ("t", 2): 0}
+    fetcher._session_answered(answer())
+    failed.add(("t", 2))  # while the session is open: the leader is told to forget it
+    assert fetcher._request().forgotten == {"t": [2]}
+    fetcher._session_answered(answer())
+    failed.clear()  # the log is back: fetched again
+    assert sent(fetcher._request()) == {("t", 1): 0, ("t", 2): 0}
+    failed.update({("t", 0), ("t", 1), ("t", 2)})
+    fetcher._reset_session()
+    assert fetcher._request() is None  # nothing to fetch from this leader

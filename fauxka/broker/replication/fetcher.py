@@ -10,7 +10,9 @@ fetch. The fetch carries the last fetched epoch, so
 a leader whose history diverges answers with the diverging epoch and the follower truncates
 before fetching on (KIP-595-style truncation, Kafka 2.7+). OFFSET_OUT_OF_RANGE is handled as
 ReplicaFetcherThread.handleOutOfRangeError: behind the leader's log start, start over there;
-ahead of the leader, truncate. Errors back off replica.fetch.backoff.ms.
+ahead of the leader, truncate. Errors back off replica.fetch.backoff.ms. A partition whose log
+here has failed (a `storage` fault) is left out of the fetches while it lasts, as Kafka's
+ReplicaManager.handleLogDirFailure removes its fetchers: the leader stops hearing from this replica.
 """
 
 import asyncio
@@ -29,13 +31,15 @@ CLIENT_ID_PREFIX = "fauxka-replica-fetcher-"
 
 class FetcherManager:
     def __init__(self, hosted: HostedPartitions, connector: InterBrokerConnector | None, config,
-                 spawn: Callable[..., Any], log: Any):
-        """`hosted`: the partitions fetched into; `spawn(coro, name)`: a task the replica manager owns."""
+                 spawn: Callable[..., Any], log: Any, log_failed: Callable[[str, int], bool] = lambda t, p: False):
+        """`hosted`: the partitions fetched into; `spawn(coro, name)`: a task the replica manager owns;
+        `log_failed(topic, partition)`: whether this broker's log of it has failed (not fetched)."""
         self._hosted = hosted
         self._connector = connector
         self._config = config
         self._spawn = spawn
         self._log = log
+        self._log_failed = log_failed
         self._fetchers: dict[int, "Fetcher"] = {}
         self._source: dict[tuple[str, int], int] = {}
 
@@ -49,7 +53,7 @@ class FetcherManager:
         fetcher = self._fetchers.get(leader)
         if fetcher is None:
             fetcher = self._fetchers[leader] = Fetcher(self._hosted, self._connector, self._config, leader,
-                                                       self._log)
+                                                       self._log, self._log_failed)
             fetcher.task = self._spawn(fetcher.run(), f"replica-fetcher-{leader}")
         fetcher.keys.add(key)
         fetcher.wake.set()
@@ -80,10 +84,11 @@ class FetcherManager:
 
 class Fetcher:
     def __init__(self, hosted: HostedPartitions, connector: InterBrokerConnector | None, config, leader: int,
-                 log: Any):
+                 log: Any, log_failed: Callable[[str, int], bool] = lambda t, p: False):
         self._hosted = hosted
         self._connector = connector
         self._log = log
+        self._log_failed = log_failed
         self.leader = leader
         self.keys: set[tuple[str, int]] = set()
         self.wake = asyncio.Event()
@@ -161,7 +166,7 @@ class Fetcher:
         wanted: dict[tuple[str, int], tuple] = {}
         for key in sorted(self.keys):
             partition = self._hosted.partitions.get(key)
-            if partition is None or partition.leader_id != self.leader:
+            if partition is None or partition.leader_id != self.leader or self._log_failed(*key):
                 continue
             log = partition.log
             latest = log.latest_epoch()

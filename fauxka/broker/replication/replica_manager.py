@@ -43,9 +43,11 @@ def now_ms() -> float:
 class ReplicaManager:
     def __init__(self, config: BrokerConfig, cache: MetadataCache, broker_layers: Callable[[], tuple[dict, dict, dict]],
                  connector: InterBrokerConnector | None, controller_channel: ControllerChannel | None,
-                 registry: CollectorRegistry, log: Any):
+                 registry: CollectorRegistry, log: Any, log_failed: Callable[[str, int], bool] = lambda t, p: False):
         """`broker_layers`: this broker's config as topics inherit it (the admin plane's); `connector`:
-        the followers' connections to their leaders; `controller_channel`: AlterPartition (ISR changes)."""
+        the followers' connections to their leaders; `controller_channel`: AlterPartition (ISR changes);
+        `log_failed(topic, partition)`: whether this broker's log of it has failed (the fault kit's
+        `storage` fault): its follower stops fetching it."""
         self.broker_id = config.broker_id
         self.config = config
         self.cache = cache
@@ -64,7 +66,7 @@ class ReplicaManager:
         self.appender = Appender(hosted, self.purgatory, self.metrics, config)
         self.reader = Reader(hosted, self.purgatory, self.metrics, self.isr, config)
         self.fetch_sessions = FetchSessionCache(self.config["max.incremental.fetch.session.cache.slots"])
-        self.fetchers = FetcherManager(hosted, connector, config, self.spawn, self.log)
+        self.fetchers = FetcherManager(hosted, connector, config, self.spawn, self.log, log_failed)
         self.pacer = CreationPacer(self.log)
         self._held: dict[str, set[int]] = {}  # partition indexes of self.partitions, by topic
         self._unsubscribe = None
