@@ -7,7 +7,8 @@ Topics and partition states come two ways, as fast as the faster one: pushed by 
 controller (UpdateMetadata, LeaderAndIsr, StopReplica: fauxka/broker/metadata_pushed.py), as
 Kafka's ZooKeeper-mode brokers learn them, and from the watches on their znodes (ZooKeeper is the
 store of record; the watches are the fallback). A partition state is taken only when its znode version (the
-partition epoch) is newer than the one held, whichever way it came.
+partition epoch) is newer than the one held, whichever way it came. How far the controller's
+writes are applied, here and on every broker, is fauxka/broker/metadata_versions.py's side.
 """
 
 from collections.abc import Mapping
@@ -18,13 +19,14 @@ from fauxka.zkstore import paths as zp
 from fauxka.zkstore.watch_set import WatchSet
 
 from .metadata_pushed import PushedMetadata
+from .metadata_versions import MetadataVersions
 from .served_generations import ServedGenerations
 
 BROKER_CONFIGS = zp.entity_configs_path("brokers")  # dynamic broker configs: one child per broker id, and <default>
 USER_CONFIGS = zp.entity_configs_path("users")  # one child per (sanitized) user: SCRAM credentials and quotas
 
 
-class MetadataCache(PushedMetadata):
+class MetadataCache(PushedMetadata, MetadataVersions):
     def __init__(self, zk: ZkStore, log: Any):
         self._zk = zk
         self._log = log
@@ -48,10 +50,7 @@ class MetadataCache(PushedMetadata):
         # topics first heard of from the controller whose /config/topics/<t> is not read yet: their
         # replicas wait for it (a Kafka broker reads a topic's overrides to create its log)
         self.configs_pending: set[str] = set()
-        self.seen_version = -1  # newest /fauxka/metadata_version read
-        self.applied_version = -1  # newest version whose changes this cache has all applied
-        self._barrier_version = -1
-        self.applied_by_broker: dict[int, int] = {}  # what every broker published
+        self._init_versions()  # seen_version, applied_version, applied_by_broker (metadata_versions.py)
         self._owned: set[str] = set()  # topics the controller here wrote and watches only when needed
         self._listed: set[str] = set()  # /brokers/topics as last read
         self._watches = WatchSet(zk)
@@ -70,9 +69,7 @@ class MetadataCache(PushedMetadata):
         self._watch("children", zp.DELETE_TOPICS, self._on_delete_topics)
         self._watch("children", BROKER_CONFIGS, self._on_broker_config_entities)
         self._watch("children", USER_CONFIGS, self._on_user_config_entities)
-        self._watch("data", zp.METADATA_VERSION, self._on_metadata_version)
-        self._watch("children", zp.APPLIED, self._on_applied_ids)
-        self._zk.on_quiet(self._maybe_applied)
+        self._watch_versions()
 
     async def wait_synced(self, timeout_s: float) -> None:
         """Until every watch has delivered its first answer (brokers, topics, partitions...)."""
@@ -182,41 +179,6 @@ class MetadataCache(PushedMetadata):
         self.finalized_features = features if enabled else {}
         self.features_epoch = value[1].version if enabled else -1
         self._emit(("features", zp.FEATURE))  # keyed by the path: waiters on the write wake
-
-    # --- metadata versions (cluster-consistent blocking) --------------------------
-
-    def _on_metadata_version(self, value: tuple[bytes, Stat] | None) -> None:
-        if value is None:
-            return
-        version = value[1].version
-        self.seen_version = max(self.seen_version, version)
-        # Once kazoo has handed over every event received before this read, and their
-        # re-reads are all handled, everything up to `version` is in this cache.
-        self._zk.barrier(lambda: self._barrier_passed(version))
-
-    def _barrier_passed(self, version: int) -> None:
-        self._barrier_version = max(self._barrier_version, version)
-        self._maybe_applied()
-
-    def _maybe_applied(self) -> None:
-        if self._zk.pending_reads == 0 and self._barrier_version > self.applied_version:
-            self.applied_version = self._barrier_version
-            self._emit(("applied_local", self.applied_version))
-
-    def _on_applied_ids(self, children: list[str] | None) -> None:
-        ids = {int(c) for c in children or () if c.isdigit()}
-        for gone in set(self.applied_by_broker) - ids:
-            self._unwatch(zp.applied_path(gone))
-            del self.applied_by_broker[gone]
-        for broker_id in ids:
-            self._watch("data", zp.applied_path(broker_id), lambda v, b=broker_id: self._on_applied(b, v))
-
-    def _on_applied(self, broker_id: int, value: tuple[bytes, Stat] | None) -> None:
-        try:
-            self.applied_by_broker[broker_id] = int(value[0]) if value else -1
-        except ValueError:
-            return
-        self._emit(("applied", broker_id))
 
     # --- topics ------------------------------------------------------------------
 
