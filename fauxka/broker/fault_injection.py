@@ -11,13 +11,12 @@ expires, then closes the connection without answering.
 import asyncio
 import dataclasses
 import datetime
-import json
 import time
 from typing import Any, Awaitable, Callable
 
 from fauxka.controller.partition_leadership import PartitionLeadership
 from fauxka.model.errors import ErrorCode
-from fauxka.model.faults import PARTITION_APIS, Fault, RequestFacts, affects, first_match
+from fauxka.model.faults import PARTITION_APIS, Fault, RequestFacts, affects, encode_obeyed, first_match
 from fauxka.zkstore import ZkStore
 from fauxka.zkstore import paths as zp
 from fauxka.zkstore.faults import FaultStore, FaultWatch
@@ -95,7 +94,7 @@ class FaultInjector:
         self._publish_seen()
 
     def _publish_seen(self) -> None:
-        self.seen.put(json.dumps({"faults": sorted(self.watch.faults), "tracing": self.trace.enabled}).encode())
+        self.seen.put(encode_obeyed(self.watch.faults, self.trace.enabled))
 
     def start_actions(self) -> None:
         """A `zookeeper` fault on this broker: its link cut (every broker's part). On the active

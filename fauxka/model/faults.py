@@ -153,6 +153,20 @@ def decode(data: bytes) -> Fault:
     return Fault(**payload)
 
 
+def encode_obeyed(fault_ids, tracing: bool) -> bytes:
+    """What a broker publishes under zkstore.paths.FAULTS_SEEN/<id>: the ids of the faults it obeys
+    and whether it traces (fauxka.testing waits on it; the controller, for a `storage` fault)."""
+    return json.dumps({"faults": sorted(fault_ids), "tracing": tracing}).encode()
+
+
+def decode_obeyed(data: bytes) -> dict:
+    """encode_obeyed's {"faults": [ids], "tracing": bool}; ValueError when the data is not that."""
+    payload = json.loads(data)
+    if not isinstance(payload, dict) or not isinstance(payload.get("faults"), list):
+        raise ValueError(f"not what a broker publishes of the faults it obeys: {data!r}")
+    return payload
+
+
 def consumed(fault: Fault) -> Fault | None:
     """The fault after one hit: None when that was its last."""
     if fault.count is None:

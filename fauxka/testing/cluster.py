@@ -16,7 +16,7 @@ from pathlib import Path
 from fauxka import launcher, processes, trace
 from fauxka.faults import FaultClient, make_fault
 from fauxka.ports import free_ports
-from fauxka.model.faults import Fault
+from fauxka.model.faults import Fault, decode_obeyed
 from fauxka.zkstore.paths import fault_path, faults_seen_path
 
 _topics = itertools.count(1)
@@ -194,7 +194,7 @@ class Cluster:
         def obeyed():
             for broker_id in self._running():
                 data = self.faults.get(faults_seen_path(broker_id))
-                if data is None or not check(json.loads(data)):
+                if data is None or not check(decode_obeyed(data)):
                     return False
             return True
         with contextlib.suppress(TimeoutError):

@@ -1,13 +1,12 @@
 """Injected faults in ZooKeeper (paths.FAULTS/<id>, model.faults' JSON): written by `fauxka fault`
 and fauxka.testing, watched by every broker (fauxka/broker/fault_injection.py)."""
 
-import json
 import secrets
 import time
 from dataclasses import replace
 from typing import Callable
 
-from fauxka.model.faults import Fault, consumed, decode, encode
+from fauxka.model.faults import Fault, consumed, decode, decode_obeyed, encode
 
 from . import paths as zp
 from .errors import BadVersion, NoNode, NodeExists
@@ -64,8 +63,8 @@ class FaultStore:
         if got is None:
             return None
         try:
-            return list(json.loads(got[0])["faults"])
-        except (ValueError, KeyError, TypeError):
+            return decode_obeyed(got[0])["faults"]
+        except ValueError:
             return None
 
     async def set_tracing(self, on: bool) -> None:

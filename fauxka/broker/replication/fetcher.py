@@ -31,7 +31,7 @@ CLIENT_ID_PREFIX = "fauxka-replica-fetcher-"
 
 class FetcherManager:
     def __init__(self, hosted: HostedPartitions, connector: InterBrokerConnector | None, config,
-                 spawn: Callable[..., Any], log: Any, log_failed: Callable[[str, int], bool] = lambda t, p: False):
+                 spawn: Callable[..., Any], log: Any, log_failed: Callable[[str, int], bool]):
         """`hosted`: the partitions fetched into; `spawn(coro, name)`: a task the replica manager owns;
         `log_failed(topic, partition)`: whether this broker's log of it has failed (not fetched)."""
         self._hosted = hosted
@@ -84,7 +84,7 @@ class FetcherManager:
 
 class Fetcher:
     def __init__(self, hosted: HostedPartitions, connector: InterBrokerConnector | None, config, leader: int,
-                 log: Any, log_failed: Callable[[str, int], bool] = lambda t, p: False):
+                 log: Any, log_failed: Callable[[str, int], bool]):
         self._hosted = hosted
         self._connector = connector
         self._log = log
