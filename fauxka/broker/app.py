@@ -83,7 +83,7 @@ class Broker:
                                     lambda: self.election.active, handlers.error_response, log)
         # partition logs, leader and follower roles (a log failed by a `storage` fault is not fetched)
         self.replicas = ReplicaManager(config, self.cache, self.admin.broker_layers, self.inter_broker,
-                                       self.controller_channel, self.metrics.registry, log, self.faults.log_failed)
+                                       self.controller_channel, self.metrics.registry, log, self.faults.failed_logs)
         # the coordinator roles (fauxka/broker/coordination/), siblings: groups while we lead __consumer_offsets
         # partitions, transactions while we lead __transaction_state ones
         self.producer_ids = ProducerIdManager(self.controller_channel, log)  # in blocks from the controller

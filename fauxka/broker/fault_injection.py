@@ -12,7 +12,7 @@ import asyncio
 import dataclasses
 import datetime
 import time
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, Collection, Iterable
 
 from fauxka.controller.partition_leadership import PartitionLeadership
 from fauxka.model.errors import ErrorCode
@@ -189,10 +189,12 @@ class FaultInjector:
         return any(f.kind == "storage" and f.scope.broker == broker_id and affects(f.scope, (topic, partition))
                    and not f.expired(now_ms) for f in self.watch.faults.values())
 
-    def log_failed(self, topic: str, partition: int) -> bool:
-        """Whether this broker's own log of the partition has failed (a `storage` fault in force);
-        asked for every partition of every follower fetch, so the usual answer (no fault) is quick."""
-        return bool(self.watch.faults) and self.offline(self._broker_id, topic, partition)
+    def failed_logs(self, keys: Iterable[tuple[str, int]]) -> Collection[tuple[str, int]]:
+        """Those of the (topic, partition)s whose log on this broker has failed (`storage` faults in
+        force); asked once per follower fetch, so the usual answer (no fault) is at once."""
+        if not self.watch.faults:
+            return ()
+        return {key for key in keys if self.offline(self._broker_id, *key)}
 
     def facts(self, ctx) -> RequestFacts:
         request = ctx.request

@@ -15,13 +15,13 @@ class Log:
         return 0
 
 
-def make(log_failed=lambda topic, partition: False):
+def make(failed_logs=lambda keys: ()):
     config = {"replica.fetch.backoff.ms": 1000, "replica.fetch.wait.max.ms": 500, "replica.fetch.min.bytes": 1,
               "replica.fetch.max.bytes": 1 << 20, "replica.fetch.response.max.bytes": 10 << 20,
               "replica.socket.timeout.ms": 30000}
     partitions = {("t", i): SimpleNamespace(leader_id=1, leader_epoch=0, log=Log(0)) for i in range(3)}
     hosted = SimpleNamespace(partitions=partitions, broker_id=2)
-    fetcher = Fetcher(hosted, None, config, 1, None, log_failed)
+    fetcher = Fetcher(hosted, None, config, 1, None, failed_logs)
     fetcher.keys.update(partitions)
     return fetcher, partitions
 
@@ -95,7 +95,7 @@ def test_a_partition_answered_with_an_error_and_then_no_longer_followed_is_forgo
 
 def test_a_partition_whose_log_failed_here_is_left_out_until_the_fault_goes():
     failed = {("t", 1)}  # a `storage` fault on this broker: Kafka removes the fetcher of a failed log
-    fetcher, _ = make(lambda topic, partition: (topic, partition) in failed)
+    fetcher, _ = make(lambda keys: failed & set(keys))
     full = fetcher._request()
     assert sent(full) == {("t", 0): 0, ("t", 2): 0}
     fetcher._session_answered(answer())

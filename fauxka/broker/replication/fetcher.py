@@ -16,7 +16,7 @@ ReplicaManager.handleLogDirFailure removes its fetchers: the leader stops hearin
 """
 
 import asyncio
-from typing import Any, Callable
+from typing import Any, Callable, Collection, Iterable
 
 from fauxka.model.errors import ErrorCode, KafkaError
 
@@ -27,19 +27,21 @@ from .hosted import HostedPartitions
 
 _SESSION_ERRORS = (int(ErrorCode.fetch_session_id_not_found), int(ErrorCode.invalid_fetch_session_epoch))
 CLIENT_ID_PREFIX = "fauxka-replica-fetcher-"
+# those of the (topic, partition)s given whose log on this broker has failed (not fetched)
+FailedLogs = Callable[[Iterable[tuple[str, int]]], Collection[tuple[str, int]]]
 
 
 class FetcherManager:
     def __init__(self, hosted: HostedPartitions, connector: InterBrokerConnector | None, config,
-                 spawn: Callable[..., Any], log: Any, log_failed: Callable[[str, int], bool]):
+                 spawn: Callable[..., Any], log: Any, failed_logs: FailedLogs):
         """`hosted`: the partitions fetched into; `spawn(coro, name)`: a task the replica manager owns;
-        `log_failed(topic, partition)`: whether this broker's log of it has failed (not fetched)."""
+        `failed_logs(keys)`: those of the partitions whose log here has failed (not fetched)."""
         self._hosted = hosted
         self._connector = connector
         self._config = config
         self._spawn = spawn
         self._log = log
-        self._log_failed = log_failed
+        self._failed_logs = failed_logs
         self._fetchers: dict[int, "Fetcher"] = {}
         self._source: dict[tuple[str, int], int] = {}
 
@@ -53,7 +55,7 @@ class FetcherManager:
         fetcher = self._fetchers.get(leader)
         if fetcher is None:
             fetcher = self._fetchers[leader] = Fetcher(self._hosted, self._connector, self._config, leader,
-                                                       self._log, self._log_failed)
+                                                       self._log, self._failed_logs)
             fetcher.task = self._spawn(fetcher.run(), f"replica-fetcher-{leader}")
         fetcher.keys.add(key)
         fetcher.wake.set()
@@ -84,11 +86,11 @@ class FetcherManager:
 
 class Fetcher:
     def __init__(self, hosted: HostedPartitions, connector: InterBrokerConnector | None, config, leader: int,
-                 log: Any, log_failed: Callable[[str, int], bool]):
+                 log: Any, failed_logs: FailedLogs):
         self._hosted = hosted
         self._connector = connector
         self._log = log
-        self._log_failed = log_failed
+        self._failed_logs = failed_logs
         self.leader = leader
         self.keys: set[tuple[str, int]] = set()
         self.wake = asyncio.Event()
@@ -164,9 +166,10 @@ class Fetcher:
         """The next fetch: every partition followed from this leader (a full fetch), or only those
         whose fetch state differs from what the session holds, plus the forgotten ones."""
         wanted: dict[tuple[str, int], tuple] = {}
+        failed = self._failed_logs(self.keys)
         for key in sorted(self.keys):
             partition = self._hosted.partitions.get(key)
-            if partition is None or partition.leader_id != self.leader or self._log_failed(*key):
+            if partition is None or partition.leader_id != self.leader or key in failed:
                 continue
             log = partition.log
             latest = log.latest_epoch()

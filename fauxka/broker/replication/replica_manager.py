@@ -26,7 +26,7 @@ from ..inter_broker import InterBrokerConnector
 from ..metadata_cache import MetadataCache
 from .appends import Appender
 from .fetch_sessions import FetchSessionCache
-from .fetcher import FetcherManager
+from .fetcher import FailedLogs, FetcherManager
 from .hosted import HostedPartitions
 from .isr import IsrManager
 from .metrics import ReplicationMetrics
@@ -43,11 +43,11 @@ def now_ms() -> float:
 class ReplicaManager:
     def __init__(self, config: BrokerConfig, cache: MetadataCache, broker_layers: Callable[[], tuple[dict, dict, dict]],
                  connector: InterBrokerConnector | None, controller_channel: ControllerChannel | None,
-                 registry: CollectorRegistry, log: Any, log_failed: Callable[[str, int], bool] = lambda t, p: False):
+                 registry: CollectorRegistry, log: Any, failed_logs: FailedLogs = lambda keys: ()):
         """`broker_layers`: this broker's config as topics inherit it (the admin plane's); `connector`:
         the followers' connections to their leaders; `controller_channel`: AlterPartition (ISR changes);
-        `log_failed(topic, partition)`: whether this broker's log of it has failed (the fault kit's
-        `storage` fault): its follower stops fetching it."""
+        `failed_logs(keys)`: those of the (topic, partition)s whose log here has failed (the fault
+        kit's `storage` fault): its follower stops fetching them."""
         self.broker_id = config.broker_id
         self.config = config
         self.cache = cache
@@ -66,7 +66,7 @@ class ReplicaManager:
         self.appender = Appender(hosted, self.purgatory, self.metrics, config)
         self.reader = Reader(hosted, self.purgatory, self.metrics, self.isr, config)
         self.fetch_sessions = FetchSessionCache(self.config["max.incremental.fetch.session.cache.slots"])
-        self.fetchers = FetcherManager(hosted, connector, config, self.spawn, self.log, log_failed)
+        self.fetchers = FetcherManager(hosted, connector, config, self.spawn, self.log, failed_logs)
         self.pacer = CreationPacer(self.log)
         self._held: dict[str, set[int]] = {}  # partition indexes of self.partitions, by topic
         self._unsubscribe = None
