@@ -9,6 +9,7 @@ from types import ModuleType
 from typing import Any, Awaitable, Callable
 
 from fauxka.model.errors import ErrorCode
+from fauxka.model.faults import FETCH
 
 from .context import RequestContext
 from .handlers.error_responses import error_response
@@ -47,9 +48,16 @@ async def dispatch(ctx: RequestContext, handler: Handler) -> Response:
     """`answer(ctx, handler)`, through the injected faults (fauxka/broker/fault_injection.py) for a client's
     request (not one inside an envelope: its forwarding broker applied them)."""
     faults = ctx.faults
-    if faults is None or ctx.forwarded_by is not None or not faults.active:  # no partial, no extra frame
+    if faults is None or ctx.forwarded_by is not None:
         return await answer(ctx, handler)
-    return await faults.dispatch(ctx, functools.partial(answer, handler=handler))
+    if faults.active:
+        return await faults.dispatch(ctx, functools.partial(answer, handler=handler))
+    if ctx.request.api.key != FETCH:  # no fault in force: no partial, no extra frame
+        return await answer(ctx, handler)
+    # a follower's Fetch may wait here for records while a fault that stops it comes
+    changes = faults.changes
+    response = await answer(ctx, handler)
+    return await faults.changed_meanwhile(ctx, response) if changes.is_set() else response
 
 
 async def answer(ctx: RequestContext, handler: Handler) -> Response:

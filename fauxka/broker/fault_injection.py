@@ -213,8 +213,7 @@ class FaultInjector:
         """The response to `ctx`'s request with any fault that hits it applied; `run(ctx)` answers
         it normally."""
         trace = self.trace
-        if not self.active:
-            return await run(ctx)
+        changed = self.changes
         started = time.perf_counter()
         facts = self.facts(ctx)
         fault = first_match(self.watch.faults.values(), facts, int(time.time() * 1000))
@@ -222,13 +221,52 @@ class FaultInjector:
             fault = None  # its last hit went elsewhere
         if fault is None:
             response = await run(ctx)
+            if changed.is_set() and (fault := await self._stopping(ctx, facts)) is not None:
+                self._hit(ctx, fault)
+                response = self._close(ctx)
         else:
-            self.hits += 1
-            self._metrics.child(self._metrics.injected_faults, fault.kind).inc()
-            ctx.log.info("fault injected", fault=fault.id, kind=fault.kind)
+            self._hit(ctx, fault)
             response = await self._apply(ctx, fault, facts, run)
         trace.record(ctx, facts, response, fault.id if fault else None, started)
         return response
+
+    @property
+    def changes(self) -> asyncio.Event:
+        """Set (and replaced) when the faults change: taken before a request runs, it says after
+        whether they changed meanwhile."""
+        return self._changed_event
+
+    async def changed_meanwhile(self, ctx, response: Any) -> Any:
+        """A Fetch that came while no fault was in force (dispatch.py runs those without this
+        injector), answered after the faults changed: `response`, unless one now stops it (see
+        _stopping)."""
+        fault = await self._stopping(ctx, self.facts(ctx))
+        if fault is None:
+            return response
+        self._hit(ctx, fault)
+        return self._close(ctx)
+
+    def _hit(self, ctx, fault: Fault) -> None:
+        self.hits += 1
+        self._metrics.child(self._metrics.injected_faults, fault.kind).inc()
+        ctx.log.info("fault injected", fault=fault.id, kind=fault.kind)
+
+    async def _stopping(self, ctx, facts: RequestFacts) -> Fault | None:
+        """A follower's fetch waits at its leader (up to replica.fetch.wait.max.ms) for records; one
+        that came before a fault stopping that follower's replication (`replication` -1, `link`,
+        `storage`) and is answered after it must not carry the records appended since: add_fault
+        returned once this broker obeyed, and the next record a test sends must meet the fault. The
+        fault that now stops it, if any: the caller drops the answer and closes the connection, and
+        the follower's next fetch (a full one: a failed fetch starts its session over) meets it."""
+        if facts.replica_id < 0:
+            return None
+        fault = first_match(self.watch.faults.values(), facts, int(time.time() * 1000))
+        if fault is None or not (fault.kind in ("link", "storage") or (fault.kind == "replication"
+                                                                      and fault.delay_ms < 0)):
+            return None
+        if fault.count is not None and not await self.store.consume(fault.id):
+            return None
+        return fault
 
     async def _apply(self, ctx, fault: Fault, facts: RequestFacts, run) -> Any:
         kind = fault.kind

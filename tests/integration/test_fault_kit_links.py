@@ -80,3 +80,39 @@ def test_stopped_replication_shrinks_the_isr_until_removed(fauxka_cluster_factor
             time.sleep(0.3)
         cluster.wait_for(lambda: cluster.isr(topic, 0) == [leader], 20, what="the follower out of the ISR")
     cluster.wait_for(lambda: sorted(cluster.isr(topic, 0)) == [1, 2], 20, what="the follower back in the ISR")
+
+
+def _log_size(admin, broker_id: int, topic: str) -> int:
+    """The topic's partition 0 log size on one broker, as its DescribeLogDirs says."""
+    (described,) = admin.describe_log_dirs({topic: [0]}, brokers=[broker_id])
+    return sum(p["partition_size"] for d in described["log_dirs"] for t in d["topics"] if t["name"] == topic
+               for p in t["partitions"])
+
+
+@pytest.mark.disruptive
+def test_no_record_produced_once_replication_is_stopped_reaches_the_follower(fauxka_cluster_factory):
+    """A caught-up follower's fetch waits at its leader for records (replica.fetch.wait.max.ms, 500
+    ms): one sent before the fault is added and answered after must not carry the record produced
+    once add_fault returned. Each round the follower has caught up, so its fetch is waiting (before
+    the fix about half of the rounds leaked the record)."""
+    from confluent_kafka import Producer
+    from kafka.admin import KafkaAdminClient
+
+    cluster = fauxka_cluster_factory(brokers=2)
+    topic = _topic(cluster, 1, 2)
+    leader = cluster.leader(topic, 0)
+    follower = 3 - leader
+    admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap, request_timeout_ms=30000)
+    producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "1", "linger.ms": 0})
+    try:
+        for n in range(8):
+            cluster.wait_for(lambda: _log_size(admin, follower, topic) == _log_size(admin, leader, topic), 20,
+                             what="the follower caught up")
+            before = _log_size(admin, follower, topic)
+            with cluster.fault("replication", broker=follower, delay_ms=-1):
+                producer.produce(topic, f"after the fault {n}".encode(), partition=0)
+                assert producer.flush(10) == 0
+                time.sleep(0.7)  # longer than a fetch waits at the leader
+                assert _log_size(admin, follower, topic) == before, f"round {n}: the record reached the follower"
+    finally:
+        admin.close()
