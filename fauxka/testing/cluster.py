@@ -63,6 +63,7 @@ class Cluster:
         self.timeout_s = timeout_s
         self.zk_connect: str | None = None
         self._faults: FaultClient | None = None
+        self._zookeeper_stopped = False  # by stop_zookeeper()
         self.base_port = 0
         self.starter = starter
         self._attached = False
@@ -155,7 +156,8 @@ class Cluster:
     @property
     def faults(self) -> FaultClient:
         if self._faults is None:
-            raise RuntimeError("the cluster is not started")
+            raise RuntimeError("the cluster is not started" if not self._zookeeper_stopped else
+                               "the cluster's ZooKeeper is stopped (start_zookeeper() starts it again)")
         return self._faults
 
     def add_fault(self, kind: str, **scope_and_action) -> Fault:
@@ -252,14 +254,33 @@ class Cluster:
 
     def stop_zookeeper(self, kill: bool = False) -> None:
         """Stop the cluster's own ZooKeeper (a Cluster made without `zookeeper=`): the brokers keep
-        serving what needs no ZooKeeper (produce, fetch, groups); metadata changes wait for it."""
-        processes.act(self.data_dir, "kill" if kill else "terminate", processes.ZOOKEEPER, self.timeout_s)
+        serving what needs no ZooKeeper (produce, fetch, groups); metadata changes wait for it.
+        This Cluster's own look-ups and faults, which need ZooKeeper, raise at once until
+        start_zookeeper(): its client closes first and opens again once ZooKeeper serves. Left
+        reconnecting, it could connect while ZooKeeper starts, before its database is loaded, and
+        ZooKeeper 3.8.0 then leaves that connection open unanswered (its close fails on the
+        missing database), so the client waited a whole session timeout and its session expired."""
+        if self._faults is not None:
+            self._faults.close()
+            self._faults = None
+        self._zookeeper_stopped = True
+        try:
+            processes.act(self.data_dir, "kill" if kill else "terminate", processes.ZOOKEEPER, self.timeout_s)
+        except BaseException:
+            self._reopen_faults()
+            raise
 
     def start_zookeeper(self) -> None:
         """Start it again on its port and data: the brokers' sessions survive a stop shorter than
         zookeeper.session.timeout.ms (ZooKeeper restores them), longer ones expire and the brokers
-        register again."""
+        register again (as does a broker whose reconnect meets ZooKeeper's start, see above)."""
         processes.act(self.data_dir, "restart", processes.ZOOKEEPER, self.timeout_s)
+        self._reopen_faults()
+
+    def _reopen_faults(self) -> None:
+        if self._faults is None:
+            self._faults = FaultClient(self.zk_connect)
+        self._zookeeper_stopped = False
 
     def restart_zookeeper(self) -> None:
         self.stop_zookeeper()
