@@ -203,11 +203,14 @@ class FaultInjector:
         replica_id = -1
         if key in PARTITION_APIS:
             parts = fault_responses.partitions(request.body, ctx.cache.topic_by_id)
+        in_session: tuple = ()
         if key == 1:
             body = request.body
             replica_id = body.replica_state.replica_id if request.version >= 15 else body.replica_id
+            if replica_id >= 0 and request.version >= 7 and body.session_epoch > 0:
+                in_session = ctx.replicas.fetch_session_partitions(body.session_id)
         return RequestFacts(self._broker_id, key, request.version, request.client_id, ctx.principal,
-                            parts, replica_id, sending_broker(request.client_id))
+                            parts, replica_id, sending_broker(request.client_id), in_session)
 
     async def dispatch(self, ctx, run: Callable[[Any], Awaitable[Any]]) -> Any:
         """The response to `ctx`'s request with any fault that hits it applied; `run(ctx)` answers

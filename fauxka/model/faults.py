@@ -185,6 +185,9 @@ class RequestFacts:
     partitions: tuple[tuple[str, int], ...] = ()  # the (topic, partition)s a partition api names
     replica_id: int = -1  # a follower's Fetch: its broker id
     from_broker: int = -1  # the broker that sent it (inter-broker client ids name it), else -1
+    # a follower's incremental Fetch names only what changed; its fetch session at the leader holds
+    # the rest, and their records come back all the same
+    in_session: tuple[tuple[str, int], ...] = ()
 
 
 def matches(fault: Fault, facts: RequestFacts, now_ms: int) -> bool:
@@ -200,7 +203,7 @@ def matches(fault: Fault, facts: RequestFacts, now_ms: int) -> bool:
         return facts.broker == s.broker and facts.api_key in PARTITION_APIS and _partitions_hit(s, facts, True)
     if fault.kind == "replication":
         return (facts.api_key == FETCH and facts.replica_id >= 0 and facts.replica_id == s.broker
-                and _partitions_hit(s, facts))
+                and (_partitions_hit(s, facts) or any(affects(s, tp) for tp in facts.in_session)))
     if s.broker is not None and s.broker != facts.broker:
         return False
     if s.api_key is None and (facts.api_key in BROKER_APIS or facts.replica_id >= 0):

@@ -82,6 +82,9 @@ def test_replication_fault_hits_only_its_followers_fetches():
     assert not matches(fault, facts(api_key=1, replica_id=3), NOW)
     assert not matches(fault, facts(api_key=1), NOW)  # a consumer
     assert not matches(fault, facts(api_key=1, replica_id=2, partitions=(("u", 0),)), NOW)
+    # an incremental fetch naming none of t's partitions, whose session at the leader holds one
+    assert matches(fault, facts(api_key=1, replica_id=2, partitions=(), in_session=(("t", 0),)), NOW)
+    assert not matches(fault, facts(api_key=1, replica_id=2, partitions=(), in_session=(("u", 0),)), NOW)
 
 
 def test_count_and_duration_bound_a_fault():

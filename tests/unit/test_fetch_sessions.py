@@ -61,3 +61,13 @@ def test_a_discarded_session_is_gone():
     cache.discard(session)
     assert len(cache) == 0
     assert cache.begin(session.id, 1)[0] == ErrorCode.fetch_session_id_not_found
+
+
+def test_a_sessions_partitions_can_be_looked_at_without_using_it():
+    cache = FetchSessionCache(2)
+    first, second = cache.begin(0, 0)[1], cache.begin(0, 0)[1]
+    cache.update(first, {("t", 0): SessionPartition(5, 1000), ("u", 1): SessionPartition(0, 1000)}, [])
+    assert cache.partitions_of(first.id) == (("t", 0), ("u", 1))
+    assert cache.partitions_of(0) == () and cache.partitions_of(second.id + 7) == ()
+    cache.begin(0, 0)  # full: the least recently used goes, still `first` (looking did not use it)
+    assert cache.partitions_of(first.id) == ()

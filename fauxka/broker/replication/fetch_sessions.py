@@ -70,6 +70,12 @@ class FetchSessionCache:
         session.last_used = time.monotonic()
         return ErrorCode.none, session, False
 
+    def partitions_of(self, session_id: int) -> tuple[tuple[str, int], ...]:
+        """The (topic, partition)s the session holds (none for an unknown id), as they stand
+        before the next request is applied; a look only (the session is not used by it)."""
+        session = self._sessions.get(session_id) if session_id else None
+        return tuple(session.partitions) if session is not None else ()
+
     def _new(self) -> Session | None:
         if len(self._sessions) >= self._max:
             if self._max <= 0:

@@ -172,6 +172,11 @@ class ReplicaManager:
         """(leader id, leader epoch) as the metadata cache knows them, for NOT_LEADER hints."""
         return self.hosted.current_leader(topic, index)
 
+    def fetch_session_partitions(self, session_id: int) -> tuple[tuple[str, int], ...]:
+        """What a follower's fetch session holds, for the fault kit (a `replication` fault on a
+        topic hits the incremental fetches that do not name it)."""
+        return self.fetch_sessions.partitions_of(session_id)
+
     def log_config(self, topic: str) -> LogConfig:
         dynamic, dynamic_default, static = self._broker_layers()
         try:
