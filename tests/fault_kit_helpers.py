@@ -29,3 +29,11 @@ def _produce(cluster, topic: str, partition: int, timeout_s: float = 20, produce
     producer.produce(topic, b"v", partition=partition, on_delivery=lambda err, msg: results.append(err))
     producer.flush(timeout_s)
     return results
+
+
+def log_size(admin, broker_id: int, topic: str) -> int:
+    """The topic's partition 0 log size on one broker, as its DescribeLogDirs says (kafka-python's
+    admin): whether a follower has the records."""
+    (described,) = admin.describe_log_dirs({topic: [0]}, brokers=[broker_id])
+    return sum(p["partition_size"] for d in described["log_dirs"] for t in d["topics"] if t["name"] == topic
+               for p in t["partitions"])

@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from tests.fault_kit_helpers import LAGGY, _topic
+from tests.fault_kit_helpers import LAGGY, _topic, log_size
 
 
 @pytest.mark.disruptive
@@ -82,13 +82,6 @@ def test_stopped_replication_shrinks_the_isr_until_removed(fauxka_cluster_factor
     cluster.wait_for(lambda: sorted(cluster.isr(topic, 0)) == [1, 2], 20, what="the follower back in the ISR")
 
 
-def _log_size(admin, broker_id: int, topic: str) -> int:
-    """The topic's partition 0 log size on one broker, as its DescribeLogDirs says."""
-    (described,) = admin.describe_log_dirs({topic: [0]}, brokers=[broker_id])
-    return sum(p["partition_size"] for d in described["log_dirs"] for t in d["topics"] if t["name"] == topic
-               for p in t["partitions"])
-
-
 @pytest.mark.disruptive
 @pytest.mark.parametrize("on_topic", [False, True], ids=["broker", "topic"])
 def test_no_record_produced_once_replication_is_stopped_reaches_the_follower(fauxka_cluster_factory, on_topic):
@@ -108,14 +101,14 @@ def test_no_record_produced_once_replication_is_stopped_reaches_the_follower(fau
     producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "1", "linger.ms": 0})
     try:
         for n in range(8):
-            cluster.wait_for(lambda: _log_size(admin, follower, topic) == _log_size(admin, leader, topic), 20,
+            cluster.wait_for(lambda: log_size(admin, follower, topic) == log_size(admin, leader, topic), 20,
                              what="the follower caught up")
-            before = _log_size(admin, follower, topic)
+            before = log_size(admin, follower, topic)
             time.sleep(0.6)  # the fetch waiting now has no news to carry: an incremental one names nothing
             with cluster.fault("replication", broker=follower, delay_ms=-1, **({"topic": topic} if on_topic else {})):
                 producer.produce(topic, f"after the fault {n}".encode(), partition=0)
                 assert producer.flush(10) == 0
                 time.sleep(0.7)  # longer than a fetch waits at the leader
-                assert _log_size(admin, follower, topic) == before, f"round {n}: the record reached the follower"
+                assert log_size(admin, follower, topic) == before, f"round {n}: the record reached the follower"
     finally:
         admin.close()

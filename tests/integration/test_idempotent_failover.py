@@ -8,18 +8,12 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from tests.admin_helpers import create_topics, topic_spec, unique
+from tests.fault_kit_helpers import log_size
 
 pytestmark = pytest.mark.disruptive
 
 # the stalled follower must stay in the ISR (holding the high watermark back) until the kill
 SLOW_ISR = {"replica.lag.time.max.ms": "120000"}
-
-
-def _size_on(admin, broker_id: int, topic: str) -> int:
-    """The partition's log size on one broker, as its DescribeLogDirs says."""
-    (described,) = admin.describe_log_dirs({topic: [0]}, brokers=[broker_id])
-    return sum(p["partition_size"] for d in described["log_dirs"] for t in d["topics"] if t["name"] == topic
-               for p in t["partitions"])
 
 
 def _read(bootstrap: str, topic: str) -> list[tuple[int, bytes]]:
@@ -62,11 +56,11 @@ def test_a_batch_resent_to_the_new_leader_after_a_kill_is_written_once(fauxka_cl
     assert producer.flush(60) == 0 and acked[b"before"] == [0]
     admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap, request_timeout_ms=30000)
     try:
-        size = _size_on(admin, 2, topic)
+        size = log_size(admin, 2, topic)
         stalled = cluster.add_fault("replication", broker=3, delay_ms=-1)
         producer.produce(topic, b"once", partition=0, on_delivery=report)
         producer.poll(0)
-        cluster.wait_for(lambda: _size_on(admin, 2, topic) > size, 30, what="broker 2 replicated the batch")
+        cluster.wait_for(lambda: log_size(admin, 2, topic) > size, 30, what="broker 2 replicated the batch")
     finally:
         admin.close()
     assert b"once" not in acked  # the high watermark waits for broker 3
