@@ -7,7 +7,14 @@ Topics and partition states come two ways, as fast as the faster one: pushed by 
 controller (UpdateMetadata, LeaderAndIsr, StopReplica: fauxka/broker/metadata_pushed.py), as
 Kafka's ZooKeeper-mode brokers learn them, and from the watches on their znodes (ZooKeeper is the
 store of record; the watches are the fallback). A partition state is taken only when its znode version (the
-partition epoch) is newer than the one held, whichever way it came. How far the controller's
+partition epoch) is newer than the one held, whichever way it came.
+
+What clients are told of (`topics`) is apart from what the replicas follow (`all_topics`): a
+partition is announced by UpdateMetadata, by its topic's znode or by this controller's own write,
+which name every partition of a new topic (or every new one of CreatePartitions) at once; a
+LeaderAndIsr names only the partitions this broker replicates, and never adds to what Metadata
+answers (as in Kafka, where it does not touch the metadata cache). A client never sees a topic with
+fewer partitions than it has: a keyed producer hashes over the count it is told. How far the controller's
 writes are applied, here and on every broker, is fauxka/broker/metadata_versions.py's side.
 """
 
@@ -41,7 +48,10 @@ class MetadataCache(PushedMetadata, MetadataVersions):
         self.finalized_features: dict[str, int] = {}
         self.features_epoch: int = -1
         self._topics: dict[str, zp.TopicAssignment] = {}  # every topic ZooKeeper lists, as the controller knows them
-        self.topics = _Served(self._topics, self)  # what clients are told of: none being deleted
+        # the announced part of each topic (most often the same object as in _topics): all its
+        # partitions, or those announced so far while a LeaderAndIsr has named more
+        self._announced: dict[str, zp.TopicAssignment] = {}
+        self.topics = _Served(self._announced, self)  # what clients are told of: none being deleted
         self.partition_states: dict[tuple[str, int], zp.PartitionState] = {}
         self.deleting: set[str] = set()
         self.topic_configs: dict[str, dict[str, str]] = {}  # overrides from /config/topics/<t>
@@ -103,7 +113,7 @@ class MetadataCache(PushedMetadata, MetadataVersions):
         return assignment.partitions if assignment else {}
 
     def topic_by_id(self, topic_id) -> str | None:
-        return next((name for name, a in self._topics.items()
+        return next((name for name, a in self._announced.items()
                      if a.topic_id == topic_id and name not in self.deleting), None)
 
     # --- watch plumbing -------------------------------------------------------
@@ -212,7 +222,7 @@ class MetadataCache(PushedMetadata, MetadataVersions):
         for partition in (previous.partitions if previous else ()):
             if partition not in states:
                 self.partition_states.pop((topic, partition), None)
-        self._topics[topic] = assignment
+        self._topics[topic] = self._announced[topic] = assignment
         self.topic_configs[topic] = dict(configs)
         for partition, state in states.items():
             self.partition_states[(topic, partition)] = state
@@ -251,6 +261,7 @@ class MetadataCache(PushedMetadata, MetadataVersions):
         self._owned.discard(topic)
         self.configs_pending.discard(topic)
         assignment = self._topics.pop(topic, None)
+        self._announced.pop(topic, None)
         self._unwatch(zp.topic_path(topic))
         self._unwatch(zp.entity_config_path("topics", topic))
         self.topic_configs.pop(topic, None)
@@ -277,11 +288,29 @@ class MetadataCache(PushedMetadata, MetadataVersions):
         self._apply_assignment(topic, assignment)
 
     def _apply_assignment(self, topic: str, assignment: zp.TopicAssignment) -> None:
-        self._topics[topic] = assignment
+        """The topic's whole assignment (its znode, or this controller's write): all announced."""
+        self._topics[topic] = self._announced[topic] = assignment
         for partition in assignment.partitions:
             self._watch("data", zp.partition_state_path(topic, partition),
                         lambda v, t=topic, p=partition: self._on_partition_state(t, p, v))
         self._emit(("topic", topic))
+
+    def _announce(self, topic: str, named: Iterable[int] = ()) -> bool:
+        """The topic's announced partitions become those held so far plus `named`, as its assignment in
+        `_topics` now has them; True when what clients are told of changed."""
+        full = self._topics[topic]
+        held = self._announced.get(topic)
+        served = set(held.partitions if held is not None else ()).union(named)
+        if served >= full.partitions.keys():
+            announced = full
+        elif served:
+            announced = zp.TopicAssignment(full.topic_id, {p: r for p, r in full.partitions.items() if p in served},
+                                           {p: r for p, r in full.adding.items() if p in served},
+                                           {p: r for p, r in full.removing.items() if p in served})
+        else:
+            return False
+        self._announced[topic] = announced
+        return held is None or announced.partitions != held.partitions or announced.topic_id != held.topic_id
 
     def _on_entity_config(self, store: dict[str, dict[str, str]], event: str, name: str,
                           value: tuple[bytes, Stat] | None) -> None:

@@ -22,14 +22,16 @@ class PushedMetadata:
     topic_configs: dict[str, dict[str, str]]
     configs_pending: set[str]
     _drop_topic: Callable[[str], None]
+    _announce: Callable[..., bool]
     _watch_topic: Callable[[str], None]
     _emit: Callable[[tuple], None]
 
     def apply_pushed(self, topic: str, topic_id, partitions: dict[int, tuple[list[int], zp.PartitionState]],
-                     adding: Replicas | None = None, removing: Replicas | None = None) -> None:
-        """Partitions of `topic` as an UpdateMetadata or LeaderAndIsr names them: replicas and state
-        (zk_version = the partition epoch). A topic new here is also watched (the fallback path);
-        LeaderAndIsr's adding and removing replicas replace those of the partitions it names."""
+                     adding: Replicas | None = None, removing: Replicas | None = None, announce: bool = True) -> None:
+        """Partitions of `topic` as an UpdateMetadata (`announce`) or LeaderAndIsr names them: replicas
+        and state (zk_version = the partition epoch). A topic new here is also watched (the fallback
+        path); LeaderAndIsr's adding and removing replicas replace those of the partitions it names. Only
+        an announcing request adds partitions to what clients are told of (metadata_cache.py)."""
         known = self._topics.get(topic)
         if known is not None and None not in (topic_id, known.topic_id) and known.topic_id != topic_id:
             self._drop_topic(topic)  # an earlier topic of the same name, deleted while we did not hear
@@ -40,6 +42,7 @@ class PushedMetadata:
             assignment = merged_assignment(known, topic_id, partitions, adding, removing)
         if assignment is not known:
             self._topics[topic] = assignment
+        announced = self._announce(topic, partitions if announce else ())
         changed = []
         for p, (_, state) in partitions.items():
             held = self.partition_states.get((topic, p))
@@ -53,7 +56,7 @@ class PushedMetadata:
             self._watch_topic(topic)
             self._emit(("topic", topic))
             return
-        if assignment is not known:
+        if assignment is not known or announced:
             self._emit(("topic", topic))
         for p in changed:
             self._emit(("partition", topic, p))

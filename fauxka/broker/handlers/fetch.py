@@ -57,12 +57,15 @@ async def handle(ctx: RequestContext, request: "FetchRequest") -> Response:
     readable: dict[str, bool] = {}
     refused: list[tuple[str | None, uuid.UUID, int, ErrorCode]] = []  # answered without reading
     wanted: dict[tuple[str, int], SessionPartition] = {}
+    # a follower fetches what its LeaderAndIsr named, which the leader may hold before its UpdateMetadata
+    # announces the topic (Kafka checks the metadata cache for consumers only)
+    known = _FollowedTopics(cache) if follower else cache.topics
     for topic in request.topics:
         name, topic_id, missing = _topic(cache, topic, version)
         if name is not None and name not in readable:
             readable[name] = cluster_action and (follower or ctx.authorized("READ", "TOPIC", name))
         for p in topic.partitions:
-            if name is None or name not in cache.topics:
+            if name is None or name not in known:
                 refused.append((name, topic_id, p.partition, missing))
             elif not readable[name]:
                 refused.append((name, topic_id, p.partition, ErrorCode.topic_authorization_failed))
@@ -151,6 +154,16 @@ def _topic(cache, topic, version: int) -> tuple[str | None, uuid.UUID, ErrorCode
         topic_id = topic.topic_id or ZERO_UUID
         return cache.topic_by_id(topic_id), topic_id, ErrorCode.unknown_topic_id
     return topic.topic, _topic_id(cache, topic.topic), ErrorCode.unknown_topic_or_partition
+
+
+class _FollowedTopics:
+    """The topics a follower may fetch: every topic the replicas follow, less those being deleted."""
+
+    def __init__(self, cache):
+        self._all, self._deleting = cache.all_topics, cache.deleting
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._all and name not in self._deleting
 
 
 def _topic_id(cache, name: str) -> uuid.UUID:

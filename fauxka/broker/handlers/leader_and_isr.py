@@ -8,7 +8,9 @@ Kafka (KafkaApis.handleLeaderAndIsrRequest, ReplicaManager.becomeLeaderOrFollowe
 from_controller.py for the refusals (answered at the top and for every partition); else a state
 is taken when its partition epoch is newer than the one held (an older or equal one changes
 nothing, as Kafka's leader epoch check) and every partition answers NONE. The replica manager
-follows the cache: a replica is created, led or followed as the state says.
+follows the cache: a replica is created, led or followed as the state says. As in Kafka, a
+LeaderAndIsr does not add to what Metadata answers (only UpdateMetadata does: a new topic's
+partitions all at once, never only those this broker replicates).
 """
 
 from typing import TYPE_CHECKING
@@ -39,7 +41,7 @@ async def handle(ctx: RequestContext, request: "LeaderAndIsrRequest") -> Respons
         if ctx.version >= 3:
             adding = {s.partition_index: list(s.adding_replicas) for s in states if s.adding_replicas}
             removing = {s.partition_index: list(s.removing_replicas) for s in states if s.removing_replicas}
-        cache.apply_pushed(topic, topic_id or _known_id(cache, topic), partitions, adding, removing)
+        cache.apply_pushed(topic, topic_id or _known_id(cache, topic), partitions, adding, removing, announce=False)
     return _answer(ctx.version, ErrorCode.none, topics, cache)
 
 
