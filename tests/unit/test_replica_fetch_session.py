@@ -107,3 +107,60 @@ def test_a_partition_whose_log_failed_here_is_left_out_until_the_fault_goes():
     failed.update({("t", 0), ("t", 1), ("t", 2)})
     fetcher._reset_session()
     assert fetcher._request() is None  # nothing to fetch from this leader
+
+
+class _HeldChannel:
+    """A connection whose fetches the leader holds until the test answers them."""
+
+    def __init__(self):
+        import asyncio
+        self.sent: list = []
+        self.answers: list = []
+        self.closed = False
+        self._asyncio = asyncio
+
+    async def send_encoded(self, encode, request_cls, timeout):
+        answer = self._asyncio.get_running_loop().create_future()
+        self.sent.append(encode.__self__)
+        self.answers.append(answer)
+        return await answer
+
+    async def close(self):
+        self.closed = True
+
+
+def test_a_partition_given_while_a_fetch_waits_at_the_leader_is_fetched_at_once():
+    """Kafka's fetcher takes a new partition into its next fetch, after the one the leader holds
+    up to replica.fetch.wait.max.ms: a new topic's first acks=all record waited 500 ms. The
+    waiting fetch is left, and the next one (a full, sessionless one closing the old session)
+    names the new partition."""
+    import asyncio
+
+    async def scenario():
+        fetcher, partitions = make()
+        channel = _HeldChannel()
+        fetcher._request()
+        fetcher._session_answered(answer())  # session 7 holds t-0..2
+        fetcher._channel = channel
+        idle = fetcher._request()
+        waiting = asyncio.ensure_future(fetcher._send_unless_new(idle))
+        for _ in range(5):  # the fetch task and the send it starts run
+            await asyncio.sleep(0)
+        assert len(channel.sent) == 1 and not waiting.done()
+        fetcher.add(("t", 1))  # already followed: the waiting fetch stays
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert not waiting.done()
+        partitions[("u", 0)] = SimpleNamespace(leader_id=1, leader_epoch=0, log=Log(0))
+        fetcher.add(("u", 0))
+        assert await asyncio.wait_for(waiting, 1) is None
+        await fetcher._abandon()
+        assert channel.closed
+        again = fetcher._request()
+        assert (again.session_id, again.session_epoch) == (7, -1)  # closes session 7, sessionless
+        assert ("u", 0) in sent(again) and len(sent(again)) == 4
+        fetcher._session_answered(answer(session_id=0))
+        opening = fetcher._request()
+        assert (opening.session_id, opening.session_epoch) == (0, 0)
+
+    asyncio.run(scenario())

@@ -292,3 +292,30 @@ def test_acks_all_waits_for_a_follower_joining_the_isr_while_its_expansion_is_in
             controller.answer.set()
             await replicas.stop()
     asyncio.run(main())
+
+
+def test_a_follower_fetch_for_a_partition_this_broker_is_to_lead_waits_for_its_leadership(tmp_path):
+    """The controller tells a new partition's leader and followers side by side: a follower's fetch
+    may come before the leader's LeaderAndIsr. It waits (as a long poll) rather than answering
+    UNKNOWN_TOPIC_OR_PARTITION at once, which kept the follower back replica.fetch.backoff.ms."""
+    async def scenario(cache, replicas):
+        poll = asyncio.create_task(replicas.fetch([FetchWant("new", 0, 0, 1 << 20, 0)], 2, 0, 30000, 1, 1 << 20))
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert not poll.done()  # not known here yet
+        cache.set_partition("new", 0, [1, 2], 1, 0, [1, 2])  # now led here
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert not poll.done()  # nothing to read yet: a long poll like any other
+        await replicas.append_records({("new", 0): batch([b"first"])}, 1, 1000)
+        [result] = await asyncio.wait_for(poll, 10)
+        assert result.error == ErrorCode.none and result.records
+
+        cache.set_partition("old", 0, [1, 2], 2, 3, [1, 2])  # broker 2 leads, epoch 3
+        [stale] = await asyncio.wait_for(
+            replicas.fetch([FetchWant("old", 0, 0, 1 << 20, 3)], 3, 0, 30000, 1, 1 << 20), 10)
+        assert stale.error == ErrorCode.not_leader_or_follower  # the follower is behind: at once
+        [consumer] = await asyncio.wait_for(
+            replicas.fetch([FetchWant("none", 0, 0, 1 << 20, 0)], -1, 0, 30000, 1, 1 << 20), 10)
+        assert consumer.error == ErrorCode.unknown_topic_or_partition  # a consumer is answered at once
+    run(tmp_path, scenario)

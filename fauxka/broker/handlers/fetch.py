@@ -57,8 +57,9 @@ async def handle(ctx: RequestContext, request: "FetchRequest") -> Response:
     readable: dict[str, bool] = {}
     refused: list[tuple[str | None, uuid.UUID, int, ErrorCode]] = []  # answered without reading
     wanted: dict[tuple[str, int], SessionPartition] = {}
-    # a follower fetches what its LeaderAndIsr named, which the leader may hold before its UpdateMetadata
-    # announces the topic (Kafka checks the metadata cache for consumers only)
+    # a follower fetches what its LeaderAndIsr named, which this leader may not have heard of yet, or
+    # hold before its UpdateMetadata announces the topic (Kafka checks the metadata cache for consumers
+    # only): the read waits for it (fauxka/broker/replication/reads.py)
     known = _FollowedTopics(cache) if follower else cache.topics
     for topic in request.topics:
         name, topic_id, missing = _topic(cache, topic, version)
@@ -157,13 +158,13 @@ def _topic(cache, topic, version: int) -> tuple[str | None, uuid.UUID, ErrorCode
 
 
 class _FollowedTopics:
-    """The topics a follower may fetch: every topic the replicas follow, less those being deleted."""
+    """The topics a follower may fetch: any but those being deleted."""
 
     def __init__(self, cache):
-        self._all, self._deleting = cache.all_topics, cache.deleting
+        self._deleting = cache.deleting
 
     def __contains__(self, name: str) -> bool:
-        return name in self._all and name not in self._deleting
+        return name not in self._deleting
 
 
 def _topic_id(cache, name: str) -> uuid.UUID:

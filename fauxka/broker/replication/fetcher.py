@@ -6,7 +6,9 @@ comes back with the leader's offsets. As Kafka's FetchSessionHandler does, the f
 incremental fetch session (KIP-227): a full fetch opens it, later fetches carry only the
 partitions whose fetch state changed (and the ones to forget), and the leader answers only the
 partitions with news; a session error, a failed fetch or a new connection starts over with a full
-fetch. The fetch carries the last fetched epoch, so
+fetch. Unlike Kafka's fetcher, a partition given to it while its fetch waits at the leader (up to
+replica.fetch.wait.max.ms) does not wait for that fetch: it is left, and a new connection fetches
+everything at once (a new topic's first acks=all record waited 500 ms for its followers). The fetch carries the last fetched epoch, so
 a leader whose history diverges answers with the diverging epoch and the follower truncates
 before fetching on (KIP-595-style truncation, Kafka 2.7+). OFFSET_OUT_OF_RANGE is handled as
 ReplicaFetcherThread.handleOutOfRangeError: behind the leader's log start, start over there;
@@ -23,6 +25,7 @@ from fauxka.model.errors import ErrorCode, KafkaError
 from ..inter_broker import InterBrokerConnectError, InterBrokerConnector
 from ..protocol.codec import RequestParseError
 from ..protocol.replica_fetch import REQUEST_CLASS, ReplicaFetch
+from .fetch_sessions import FINAL_EPOCH
 from .hosted import HostedPartitions
 
 _SESSION_ERRORS = (int(ErrorCode.fetch_session_id_not_found), int(ErrorCode.invalid_fetch_session_epoch))
@@ -57,8 +60,7 @@ class FetcherManager:
             fetcher = self._fetchers[leader] = Fetcher(self._hosted, self._connector, self._config, leader,
                                                        self._log, self._failed_logs)
             fetcher.task = self._spawn(fetcher.run(), f"replica-fetcher-{leader}")
-        fetcher.keys.add(key)
-        fetcher.wake.set()
+        fetcher.add(key)
         self._source[key] = leader
 
     def remove(self, key: tuple[str, int]) -> None:
@@ -106,6 +108,8 @@ class Fetcher:
         self._session_id, self._session_epoch = 0, 0  # 0, 0: the next fetch is a full one opening a session
         self._in_session: dict[tuple[str, int], tuple] = {}  # what the leader's session holds per partition
         self._sending: tuple[bool, dict, list] | None = None  # the fetch in flight: (full, sent, forgotten)
+        self._closing_session = 0  # a session left with an abandoned fetch: closed by the next full fetch
+        self._interrupt: asyncio.Future | None = None  # set while a fetch is in flight: add() ends the wait
 
     def _reset_session(self) -> None:
         self._session_id, self._session_epoch, self._in_session = 0, 0, {}
@@ -139,8 +143,10 @@ class Fetcher:
                 if request is None:
                     await self._back_off()
                     continue
-                response = await self._channel.send_encoded(request.encode, REQUEST_CLASS,
-                                                             self._timeout_s + self._wait_ms / 1000)
+                response = await self._send_unless_new(request)
+                if response is None:  # a partition to follow came while this fetch waited at the leader
+                    await self._abandon()
+                    continue
             except (ConnectionError, OSError, asyncio.TimeoutError, RequestParseError) as exc:
                 log.info("replica fetch failed", error=repr(exc))
                 await self.close()
@@ -153,6 +159,41 @@ class Fetcher:
             self._session_answered(response)
             if self._handle(response, log):
                 await self._back_off()
+
+    async def _send_unless_new(self, request: ReplicaFetch):
+        """The leader's answer to `request`; None as soon as this fetcher is given a partition that
+        neither the fetch in flight nor the session names (add()). The leader holds a caught-up
+        follower's fetch up to replica.fetch.wait.max.ms (500 ms); Kafka's fetcher adds a new
+        partition only to its next fetch, so a new topic's first acks=all record waited that long."""
+        send = asyncio.ensure_future(self._channel.send_encoded(request.encode, REQUEST_CLASS,
+                                                                self._timeout_s + self._wait_ms / 1000))
+        self._interrupt = interrupt = asyncio.get_running_loop().create_future()
+        try:
+            await asyncio.wait((send, interrupt), return_when=asyncio.FIRST_COMPLETED)
+            return send.result() if send.done() else None
+        finally:
+            self._interrupt = None
+            if not send.done():
+                send.cancel()
+
+    def add(self, key: tuple[str, int]) -> None:
+        """Follow `key` from this leader: in the next fetch, or at once in a new one when the fetch
+        in flight and the session do not name it."""
+        self.keys.add(key)
+        self.wake.set()
+        interrupt = self._interrupt
+        if interrupt is not None and not interrupt.done() and key not in self._in_session \
+                and key not in (self._sending[1] if self._sending is not None else ()):
+            interrupt.set_result(None)
+
+    async def _abandon(self) -> None:
+        """Leave the fetch in flight to the leader (its answer comes on a connection closed by then)
+        and fetch everything at once on a new one, closing the session at the leader in the same
+        request: a sessionless full fetch (KIP-227's final epoch); the next one opens a new session."""
+        session_id = self._session_id
+        self._sending = None
+        await self.close()
+        self._closing_session = session_id
 
     async def _back_off(self) -> None:
         self.wake.clear()
@@ -178,6 +219,10 @@ class Fetcher:
         if not wanted:
             return None
         full = self._session_id == 0
+        session_id, session_epoch = self._session_id, self._session_epoch
+        if full and self._closing_session:
+            session_id, session_epoch = self._closing_session, FINAL_EPOCH
+            self._closing_session = 0
         sent = wanted if full else {k: v for k, v in wanted.items() if self._in_session.get(k) != v}
         forgotten = [] if full else [k for k in self._in_session if k not in wanted]
         self._sending = (full, sent, forgotten)
@@ -188,7 +233,7 @@ class Fetcher:
         for topic, index in forgotten:
             gone.setdefault(topic, []).append(index)
         return ReplicaFetch(self._hosted.broker_id, self._wait_ms, self._min_bytes, self._response_max_bytes,
-                            self._session_id, self._session_epoch, topics, gone)
+                            session_id, session_epoch, topics, gone)
 
     def _session_answered(self, response) -> None:
         """The leader took the fetch: the session now holds what was sent (FetchSessionHandler.handleResponse)."""

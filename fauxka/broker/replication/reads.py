@@ -22,6 +22,9 @@ from .isr import IsrManager
 from .metrics import ReplicationMetrics
 
 READ_COMMITTED = 1
+# what a leader answers a follower for a partition whose newer leadership it has not heard of yet
+_LEADER_BEHIND = frozenset({ErrorCode.unknown_topic_or_partition, ErrorCode.not_leader_or_follower,
+                            ErrorCode.unknown_leader_epoch})
 EARLIEST, LATEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -2, -1, -3, -4, -5
 
 
@@ -77,7 +80,8 @@ class Reader:
             first[0] = False
             results = self._read_all(wants, follower, isolation_level, max_bytes, hard_max_bytes)
             if (max_wait_ms <= 0 or sum(len(r.records) for r in results) >= min_bytes
-                    or any(r.error != ErrorCode.none or r.diverging_epoch for r in results)):
+                    or any((r.error != ErrorCode.none and not (follower and self._leading_soon(w, r)))
+                           or r.diverging_epoch for w, r in zip(wants, results))):
                 return results
             return None
 
@@ -89,6 +93,19 @@ class Reader:
             if result.records:
                 metrics.read(want.topic, len(result.records), follower)
         return results
+
+    def _leading_soon(self, want: FetchWant, result: FetchResult) -> bool:
+        """Whether a follower's fetch names a partition this broker is to lead but does not yet: its
+        LeaderAndIsr has reached the follower, not here (the controller tells them side by side). The
+        fetch waits for it (the partition's state wakes the purgatory) rather than answering the error
+        at once, which held the follower back replica.fetch.backoff.ms (1 s) from a new partition."""
+        if result.error not in _LEADER_BEHIND:
+            return False
+        partition = self._hosted.partitions.get((want.topic, want.index))
+        if partition is not None:
+            return want.current_leader_epoch > partition.leader_epoch
+        leader, epoch = self._hosted.current_leader(want.topic, want.index)
+        return epoch < 0 or want.current_leader_epoch > epoch or leader == self._hosted.broker_id
 
     def _news(self, wants: list[FetchWant], follower: bool, isolation_level: int) -> bool:
         """Whether a read could now answer more than the last one (DelayedFetch.tryComplete looks
