@@ -22,6 +22,20 @@ def test_epochs_must_follow_each_answer():
     assert cache.begin(session.id + 1, 1)[0] == ErrorCode.fetch_session_id_not_found
 
 
+def test_an_incremental_fetch_moves_the_session_on_when_taken():
+    """Kafka's FetchManager.newContext: the next epoch is the one after a fetch taken, answered or
+    not, and a fetch answered after a later one was taken is superseded."""
+    cache = FetchSessionCache(2)
+    _, session, _ = cache.begin(0, 0)
+    cache.advance(session)  # the full fetch answered: epoch 1 next
+    assert cache.begin(session.id, 1)[0] == ErrorCode.none  # taken, still waiting at the leader
+    taken_at = session.epoch
+    assert taken_at == 2 and not cache.superseded(session, taken_at)
+    assert cache.begin(session.id, 1)[0] == ErrorCode.invalid_fetch_session_epoch
+    assert cache.begin(session.id, 2)[0] == ErrorCode.none  # the follower left the first one
+    assert cache.superseded(session, taken_at)
+
+
 def test_closing_a_session_makes_the_fetch_sessionless():
     cache = FetchSessionCache(2)
     _, session, _ = cache.begin(0, 0)
@@ -36,7 +50,7 @@ def test_the_least_recently_used_session_is_evicted():
     cache.begin(first.id, 1)  # used: second is now the oldest
     cache.begin(0, 0)
     assert cache.begin(second.id, 1)[0] == ErrorCode.fetch_session_id_not_found
-    assert cache.begin(first.id, 1)[0] == ErrorCode.none
+    assert cache.begin(first.id, 2)[0] == ErrorCode.none
 
 
 def test_incremental_updates_and_what_an_answer_includes():

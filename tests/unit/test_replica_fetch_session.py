@@ -132,18 +132,19 @@ class _HeldChannel:
 def test_a_partition_given_while_a_fetch_waits_at_the_leader_is_fetched_at_once():
     """Kafka's fetcher takes a new partition into its next fetch, after the one the leader holds
     up to replica.fetch.wait.max.ms: a new topic's first acks=all record waited 500 ms. The
-    waiting fetch is left, and the next one (a full, sessionless one closing the old session)
-    names the new partition."""
+    waiting fetch is left (its connection closed) and the session's next fetch, the epoch after
+    it (the leader moved the session on when it took the one left), names the new partition."""
     import asyncio
 
     async def scenario():
         fetcher, partitions = make()
         channel = _HeldChannel()
         fetcher._request()
-        fetcher._session_answered(answer())  # session 7 holds t-0..2
+        fetcher._session_answered(answer())  # session 7 holds t-0..2, next epoch 1
         fetcher._channel = channel
-        idle = fetcher._request()
-        waiting = asyncio.ensure_future(fetcher._send_unless_new(idle))
+        partitions[("t", 0)].log.log_end_offset = 3
+        waiting_request = fetcher._request()  # epoch 1, t-0 moved
+        waiting = asyncio.ensure_future(fetcher._send_unless_new(waiting_request))
         for _ in range(5):  # the fetch task and the send it starts run
             await asyncio.sleep(0)
         assert len(channel.sent) == 1 and not waiting.done()
@@ -155,12 +156,22 @@ def test_a_partition_given_while_a_fetch_waits_at_the_leader_is_fetched_at_once(
         fetcher.add(("u", 0))
         assert await asyncio.wait_for(waiting, 1) is None
         await fetcher._abandon()
-        assert channel.closed
-        again = fetcher._request()
-        assert (again.session_id, again.session_epoch) == (7, -1)  # closes session 7, sessionless
-        assert ("u", 0) in sent(again) and len(sent(again)) == 4
-        fetcher._session_answered(answer(session_id=0))
-        opening = fetcher._request()
-        assert (opening.session_id, opening.session_epoch) == (0, 0)
+        assert channel.closed and fetcher._channel is None
+        following = fetcher._request()
+        assert (following.session_id, following.session_epoch) == (7, 2)
+        assert sent(following) == {("u", 0): 0}  # t-0's move went with the fetch left behind
 
     asyncio.run(scenario())
+
+
+def test_a_full_fetch_left_behind_starts_the_session_over():
+    fetcher, partitions = make()
+    fetcher._request()  # a full fetch in flight: the session it opens is known only from its answer
+    asyncio_run_abandon(fetcher)
+    again = fetcher._request()
+    assert (again.session_id, again.session_epoch) == (0, 0) and len(sent(again)) == 3
+
+
+def asyncio_run_abandon(fetcher):
+    import asyncio
+    asyncio.run(fetcher._abandon())

@@ -51,6 +51,7 @@ async def handle(ctx: RequestContext, request: "FetchRequest") -> Response:
     if error != ErrorCode.none:
         return build(response_schema(_KEY, version), {"throttle_time": 0, "error_code": error, "session_id": 0,
                                                       "responses": ()})
+    taken_at = session.epoch if session is not None else 0
     replica_id = request.replica_state.replica_id if version >= 15 else request.replica_id
     follower = replica_id >= 0
     cluster_action = not follower or ctx.authorized("CLUSTER_ACTION", "CLUSTER", CLUSTER_NAME)
@@ -94,11 +95,12 @@ async def handle(ctx: RequestContext, request: "FetchRequest") -> Response:
     if throttle > 0:  # KafkaApis: an empty answer carrying the throttle time; the session stays as it was
         if session is not None and full:
             sessions.discard(session)
-        elif session is not None:
-            sessions.advance(session)
         return build(response_schema(_KEY, version), {
             "throttle_time": throttle, "error_code": ErrorCode.none,
             "session_id": session.id if session is not None and not full else 0, "responses": ()})
+    # a later fetch of this session was taken while this one waited (its follower left it): the
+    # answer goes nowhere, and what it would mark as sent the later one must still send
+    superseded = session is not None and not full and FetchSessionCache.superseded(session, taken_at)
     topics: dict[tuple[str | None, uuid.UUID], list[dict]] = {}
     for name, topic_id, index, code in refused:
         topics.setdefault((name, topic_id), []).append(_partition(index, code))
@@ -110,10 +112,11 @@ async def handle(ctx: RequestContext, request: "FetchRequest") -> Response:
             result.error = ErrorCode.not_leader_or_follower  # Kafka's maybeDownConvertStorageError
         if version < 10 and not follower:
             _convert(ctx.replicas, want, result, version)
-        if FetchSessionCache.changed(part, result.error, result.records, marks) or full:
+        if full or (FetchSessionCache.changed(part, result.error, result.records, marks) if not superseded
+                    else result.records or result.error != ErrorCode.none):
             topics.setdefault((want.topic, _topic_id(cache, want.topic)), []).append(
                 _data(want.index, result, isolation, hinted))
-    if session is not None:
+    if session is not None and full:
         sessions.advance(session)
     return build(response_schema(_KEY, version), {
         "throttle_time": 0, "error_code": ErrorCode.none, "session_id": session.id if session is not None else 0,

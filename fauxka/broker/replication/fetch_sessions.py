@@ -3,7 +3,11 @@
 A full fetch with session epoch 0 opens a session holding its partitions; each later fetch
 names the session id and the next epoch, carries only the partitions that changed (added or
 with a new fetch offset) and the ones to forget, and gets back only the partitions with news
-(records, an error, or a moved high watermark, last stable offset or log start offset). Epoch
+(records, an error, or a moved high watermark, last stable offset or log start offset). As in
+Kafka (FetchManager.newContext), an incremental fetch moves the session to its next epoch when it
+is taken, not when it is answered: a follower may leave a fetch the leader holds and send the next
+one on another connection (fauxka/broker/replication/fetcher.py); the one left no longer marks
+what the session has sent (superseded()). Epoch
 -1 with a session id closes it (that fetch is sessionless); an unknown id is
 FETCH_SESSION_ID_NOT_FOUND, a wrong epoch INVALID_FETCH_SESSION_EPOCH. The cache holds at most
 max.incremental.fetch.session.cache.slots sessions; when full the least recently used one
@@ -68,7 +72,14 @@ class FetchSessionCache:
             return ErrorCode.invalid_fetch_session_epoch, None, True
         self._sessions.move_to_end(session_id)
         session.last_used = time.monotonic()
+        self.advance(session)
         return ErrorCode.none, session, False
+
+    @staticmethod
+    def superseded(session: Session, taken_at: int) -> bool:
+        """Whether a later fetch of the session was taken since the one that left it at epoch
+        `taken_at` (its answer then goes to a fetcher that has moved on: it marks nothing)."""
+        return session.epoch != taken_at
 
     def partitions_of(self, session_id: int) -> tuple[tuple[str, int], ...]:
         """The (topic, partition)s the session holds (none for an unknown id), as they stand
@@ -112,6 +123,7 @@ class FetchSessionCache:
 
     @staticmethod
     def advance(session: Session) -> None:
-        """After the response: the epoch the next request must carry (fetch offsets come with the
-        partitions the client sends again, KIP-227's "altered" partitions)."""
+        """The epoch the next request must carry: once an incremental fetch is taken, once a new
+        session's first answer is sent (fetch offsets come with the partitions the client sends
+        again, KIP-227's "altered" partitions)."""
         session.epoch = session.epoch + 1 if session.epoch < 0x7FFFFFFF else 1

@@ -7,8 +7,8 @@ incremental fetch session (KIP-227): a full fetch opens it, later fetches carry 
 partitions whose fetch state changed (and the ones to forget), and the leader answers only the
 partitions with news; a session error, a failed fetch or a new connection starts over with a full
 fetch. Unlike Kafka's fetcher, a partition given to it while its fetch waits at the leader (up to
-replica.fetch.wait.max.ms) does not wait for that fetch: it is left, and a new connection fetches
-everything at once (a new topic's first acks=all record waited 500 ms for its followers). The fetch carries the last fetched epoch, so
+replica.fetch.wait.max.ms) does not wait for that fetch: it is left, and the session's next fetch
+goes on a new connection (a new topic's first acks=all record waited 500 ms for its followers). The fetch carries the last fetched epoch, so
 a leader whose history diverges answers with the diverging epoch and the follower truncates
 before fetching on (KIP-595-style truncation, Kafka 2.7+). OFFSET_OUT_OF_RANGE is handled as
 ReplicaFetcherThread.handleOutOfRangeError: behind the leader's log start, start over there;
@@ -25,7 +25,6 @@ from fauxka.model.errors import ErrorCode, KafkaError
 from ..inter_broker import InterBrokerConnectError, InterBrokerConnector
 from ..protocol.codec import RequestParseError
 from ..protocol.replica_fetch import REQUEST_CLASS, ReplicaFetch
-from .fetch_sessions import FINAL_EPOCH
 from .hosted import HostedPartitions
 
 _SESSION_ERRORS = (int(ErrorCode.fetch_session_id_not_found), int(ErrorCode.invalid_fetch_session_epoch))
@@ -108,7 +107,6 @@ class Fetcher:
         self._session_id, self._session_epoch = 0, 0  # 0, 0: the next fetch is a full one opening a session
         self._in_session: dict[tuple[str, int], tuple] = {}  # what the leader's session holds per partition
         self._sending: tuple[bool, dict, list] | None = None  # the fetch in flight: (full, sent, forgotten)
-        self._closing_session = 0  # a session left with an abandoned fetch: closed by the next full fetch
         self._interrupt: asyncio.Future | None = None  # set while a fetch is in flight: add() ends the wait
 
     def _reset_session(self) -> None:
@@ -188,12 +186,21 @@ class Fetcher:
 
     async def _abandon(self) -> None:
         """Leave the fetch in flight to the leader (its answer comes on a connection closed by then)
-        and fetch everything at once on a new one, closing the session at the leader in the same
-        request: a sessionless full fetch (KIP-227's final epoch); the next one opens a new session."""
-        session_id = self._session_id
+        and go on with the next one on a new connection. The leader took an incremental fetch
+        already (its session moved to the next epoch and holds what it carried); a full one opened a
+        session whose id only its answer tells: the next fetch is a full one again."""
+        full, sent, forgotten = self._sending or (True, {}, [])
         self._sending = None
-        await self.close()
-        self._closing_session = session_id
+        if self._channel is not None:
+            await self._channel.close()
+            self._channel = None
+        if full:
+            self._reset_session()
+            return
+        for key in forgotten:
+            self._in_session.pop(key, None)
+        self._in_session.update(sent)
+        self._session_epoch = self._next_epoch()
 
     async def _back_off(self) -> None:
         self.wake.clear()
@@ -219,10 +226,6 @@ class Fetcher:
         if not wanted:
             return None
         full = self._session_id == 0
-        session_id, session_epoch = self._session_id, self._session_epoch
-        if full and self._closing_session:
-            session_id, session_epoch = self._closing_session, FINAL_EPOCH
-            self._closing_session = 0
         sent = wanted if full else {k: v for k, v in wanted.items() if self._in_session.get(k) != v}
         forgotten = [] if full else [k for k in self._in_session if k not in wanted]
         self._sending = (full, sent, forgotten)
@@ -233,7 +236,7 @@ class Fetcher:
         for topic, index in forgotten:
             gone.setdefault(topic, []).append(index)
         return ReplicaFetch(self._hosted.broker_id, self._wait_ms, self._min_bytes, self._response_max_bytes,
-                            session_id, session_epoch, topics, gone)
+                            self._session_id, self._session_epoch, topics, gone)
 
     def _session_answered(self, response) -> None:
         """The leader took the fetch: the session now holds what was sent (FetchSessionHandler.handleResponse)."""
@@ -252,8 +255,11 @@ class Fetcher:
         for key in forgotten:
             self._in_session.pop(key, None)
         self._in_session.update(sent)
-        self._session_epoch = self._session_epoch + 1 if self._session_epoch < 0x7FFFFFFF else 1
+        self._session_epoch = self._next_epoch()
         self._resend_failed(response)
+
+    def _next_epoch(self) -> int:
+        return self._session_epoch + 1 if self._session_epoch < 0x7FFFFFFF else 1
 
     def _resend_failed(self, response) -> None:
         """A partition answered with an error goes in the next fetch again: the leader may not hold
