@@ -61,21 +61,22 @@ class Broker:
         self.metrics.follow_cache(self.cache)
         self.election = ControllerElection(self.zk, self.broker_id, log, self._controller_changed)
         self.applied = AppliedPublisher(self.zk, self.broker_id, log)
-        self.admin = AdminController(self.zk, self.cache, self.election, config, log, CachePurgatory(self.cache.subscribe))
+        self.inter_broker = InterBrokerConnector(self.cache, config)  # secured connections to other brokers
+        # as controller: LeaderAndIsr, UpdateMetadata, StopReplica to every broker
+        self.channel_manager = ControllerChannelManager(self.broker_id, config, self.cache, self.inter_broker, log)
+        self.admin = AdminController(self.zk, self.cache, self.election, config, log, CachePurgatory(self.cache.subscribe),
+                                     self.channel_manager.wait_delivered)
         self.authorizer = load_authorizer(config, self.zk, log)
         # delegation tokens, with a secret key
         self.tokens = TokenCache(self.zk, delegation_tokens.settings(config), log)
         self.leadership = PartitionLeadership(self.admin, config, log)
         self.reassignments = Reassignments(self.admin, self.leadership, log)  # KIP-455, on the controller
         self.features = FeatureController(self.admin, log)  # /feature (KIP-584), on the controller
-        self.inter_broker = InterBrokerConnector(self.cache, config)  # secured connections to other brokers
         # one connection to the controller, shared by envelopes and AlterPartition, producer ids, shutdown
         self.controller_link = ControllerLink(self.broker_id, self.cache, self.inter_broker, log)
         self.forwarding = ForwardingManager(self.controller_link, config["request.timeout.ms"], self.metrics,
                                             lambda: self.admin.active, handlers.handler, handlers.error_response)
         self.controller_channel = ControllerChannel(self.broker_id, config, self.cache, self.controller_link, log)
-        # as controller: LeaderAndIsr, UpdateMetadata, StopReplica to every broker
-        self.channel_manager = ControllerChannelManager(self.broker_id, config, self.cache, self.inter_broker, log)
         self.quotas = Quotas(self.zk, config, log, self.metrics)  # client quotas, enforced
         self.dynamic_config = DynamicConfigApplier(config, self.cache, log)  # dynamic broker configs that take effect
         # injected faults (fauxka fault, fauxka.testing), from ZooKeeper

@@ -44,6 +44,8 @@ class ControllerChannelManager:
         self._unsubscribe = None
         self._epoch = -1
         self._assignments: dict = {}  # topic -> its assignment as last seen: the replicas of a deleted one
+        self.changes = 0  # changes queued to the senders so far, each in their next batch
+        self._progress = asyncio.Event()  # a sender delivered a batch or failed
 
     # what its per-broker senders use
     @property
@@ -80,12 +82,31 @@ class ControllerChannelManager:
             self._unsubscribe()
             self._unsubscribe = None
         senders, self._senders = self._senders, {}
+        self.progressed()
         return [s.cancel() for s in senders.values()]
 
     async def stop(self) -> None:
         await asyncio.gather(*self.halt(), return_exceptions=True)
 
     # --- what changed -----------------------------------------------------------------------------
+
+    async def wait_delivered(self, timeout_s: float) -> bool:
+        """Until every change seen so far has reached every registered broker whose sender is not
+        failing (a broker that does not answer is not waited for), at most `timeout_s`; whether it
+        did. An admin write is answered once the brokers serve it: a client's next request to any
+        broker finds the topic (Kafka's answer waits only for the controller's own cache)."""
+        target = self.changes
+        try:
+            async with asyncio.timeout(max(timeout_s, 0)):
+                while not all(s.caught_up(target) for s in self._senders.values()):
+                    self._progress.clear()
+                    await self._progress.wait()
+        except TimeoutError:
+            return False
+        return True
+
+    def progressed(self) -> None:
+        self._progress.set()
 
     def _on_cache_event(self, event: tuple) -> None:
         kind = event[0]
@@ -100,6 +121,7 @@ class ControllerChannelManager:
             else:
                 gone = self._assignments.pop(topic, None)
                 if gone is not None:
+                    self.changes += 1
                     for sender in self._senders.values():
                         sender.deleted(topic, sorted(gone.partitions), sender.broker_id in
                                        messages.assignment_replicas(gone))
@@ -107,6 +129,7 @@ class ControllerChannelManager:
             self._follow(event[1])
 
     def _pending(self, keys: set[Key]) -> None:
+        self.changes += 1
         for sender in self._senders.values():
             sender.add(keys)
 
@@ -120,6 +143,7 @@ class ControllerChannelManager:
             sender.cancel()
             del self._senders[broker_id]
             sender = None
+            self.progressed()  # nobody waits for a broker gone
         if sender is None and epoch is not None and broker_id in self._cache.brokers:
             self._senders[broker_id] = _BrokerSender(self, broker_id, epoch)
 
@@ -150,6 +174,8 @@ class _BrokerSender:
         self._keys: set[Key] = set()
         self._deleted: dict[str, list[int]] = {}
         self._stop: dict[str, list[int]] = {}  # deleted topics this broker held replicas of
+        self.delivered = -1  # the manager's changes count its last delivered batch covered (-1: none yet)
+        self.failing = False  # its last send failed: retried, not waited for
         self._wake = asyncio.Event()
         self._wake.set()
         self._task = asyncio.get_running_loop().create_task(self._run(), name=f"controller-to-broker-{broker_id}")
@@ -166,6 +192,9 @@ class _BrokerSender:
             self._stop[topic] = partitions
         self._wake.set()
 
+    def caught_up(self, changes: int) -> bool:
+        return self.failing or self.delivered >= changes
+
     def cancel(self) -> asyncio.Task:
         self._task.cancel()
         return self._task
@@ -180,6 +209,7 @@ class _BrokerSender:
                 self._wake.clear()
                 full, keys, deleted, stop = self._full, self._keys, self._deleted, self._stop
                 self._full, self._keys, self._deleted, self._stop = False, set(), {}, {}
+                covers = manager.changes  # every change seen so far is in this batch
                 try:
                     if conn is None or conn.closed:
                         conn = await manager.connect(self.broker_id, timeout_s, f"{CLIENT_ID_PREFIX}{manager.broker_id}")
@@ -189,6 +219,8 @@ class _BrokerSender:
                         if code != ErrorCode.none:
                             manager.log.warning("broker refused a controller request", broker=self.broker_id,
                                                api=type(request).__name__, error=code.name)
+                    self.delivered, self.failing = covers, False
+                    manager.progressed()
                 except Exception as exc:  # noqa: BLE001 - whatever it was, the broker gets everything again
                     if isinstance(exc, (InterBrokerConnectError, ConnectionError, OSError, TimeoutError,
                                         RequestParseError)):
@@ -200,6 +232,8 @@ class _BrokerSender:
                         await conn.close()
                         conn = None
                     self._full = True  # whatever it missed: everything again, on a new connection
+                    self.failing = True
+                    manager.progressed()
                     self._deleted.update(deleted)
                     self._stop.update(stop)
                     await asyncio.sleep(RETRY_BACKOFF_S)

@@ -9,7 +9,7 @@ import collections
 import random
 import time
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable
 
 from fauxka.model import broker_configs as bc
 from fauxka.model.errors import ErrorCode, KafkaError
@@ -25,6 +25,9 @@ from .topics import ClusterView, NewTopic, TopicPlan, creation_ops, initial_stat
 
 MAX_OPS_PER_MULTI = 2000  # well under ZooKeeper's 1 MB jute.maxbuffer
 DELETE_ATTEMPTS = 3
+# The longest an admin write's answer waits for the brokers to be told of it (wait_pushed): a
+# broker that does not answer the controller (paused, its connection lost) is waited for no longer.
+PUSH_WAIT_S = 0.5
 
 
 @dataclass
@@ -39,7 +42,10 @@ class AdminController:
     """Shared by every admin api of the controller (topics here; partitions.py, configs.py,
     quotas.py use its cache, writer, purgatory, policies and audit)."""
 
-    def __init__(self, zk, cache, election, config, log: Any, purgatory):
+    def __init__(self, zk, cache, election, config, log: Any, purgatory,
+                 pushed: Callable[[float], Awaitable[bool]] | None = None):
+        """`pushed(timeout_s)`: until every broker has been told of this controller's writes so far
+        (fauxka/broker/controller_channel_manager.py), at most timeout_s."""
         self.zk = zk
         self.cache = cache
         self.election = election
@@ -51,6 +57,15 @@ class AdminController:
         self.purgatory = purgatory  # waits for writes to show in the cache (fauxka/broker/cache_purgatory.py); closed here
         self.rng = random.Random()
         self._completing: dict[str, asyncio.Future] = {}  # deletions under way here, each carried out once
+        self._pushed = pushed
+
+    async def wait_pushed(self) -> None:
+        """Until the brokers have been told of what this controller wrote, at most PUSH_WAIT_S, whatever
+        the request's timeout (0 included: the answer's code is not changed by it). Kafka answers once
+        its own metadata cache has a write; a client whose next request went to another broker then
+        met a topic that broker did not know yet (LEADER_NOT_AVAILABLE, retried ~100 ms later)."""
+        if self._pushed is not None:
+            await self._pushed(PUSH_WAIT_S)
 
     def audit_to(self, sink: Callable[[bytes, bytes], None]) -> None:
         """Also hand every audit line to `sink` (key: the principal): fauxka/broker/audit_publisher.py."""
@@ -116,6 +131,8 @@ class AdminController:
             if name not in done:
                 outcomes[name].error_code = ErrorCode.request_timed_out
         await self.wait_cluster(marked, deadline - time.monotonic(), outcomes)
+        if marked:
+            await self.wait_pushed()
         latency_ms = (time.perf_counter() - started) * 1000
         for outcome in outcomes.values():
             self.audit.record(caller, resource_type="TOPIC", resource_name=outcome.name, action="DELETE",
@@ -230,8 +247,10 @@ class AdminController:
         planned = [o.plan for o in by_name.values() if o.plan is not None]
         if not validate_only and planned:
             await self._write_topics(planned, by_name)
-            await self._wait_created([p.name for p in planned if by_name[p.name].error_code == ErrorCode.none],
-                                     timeout_ms, by_name)
+            created = [p.name for p in planned if by_name[p.name].error_code == ErrorCode.none]
+            await self._wait_created(created, timeout_ms, by_name)
+            if created:
+                await self.wait_pushed()
         latency_ms = (time.perf_counter() - started) * 1000
         for outcome in outcomes:
             self.audit.record(caller, resource_type="TOPIC", resource_name=outcome.name, action="CREATE",

@@ -128,6 +128,7 @@ async def create_partitions(admin, requests: list[PartitionIncrease], validate_o
         for name in totals:
             if name not in done:
                 outcomes[name].error_code, outcomes[name].error_message = ErrorCode.request_timed_out, None
+        await admin.wait_pushed()
     ordered = [outcomes[n] for n in kafka_map_order(valid + dupes + unauthorized + queued)]
     _audit(admin, caller, ordered, validate_only, started)
     return ordered
