@@ -18,7 +18,7 @@ from fauxka.coordinator.group.runtime import GROUP_METADATA_TOPIC
 from fauxka.coordinator.txn.runtime import TRANSACTION_STATE_TOPIC
 from fauxka.model import delegation_tokens, features
 from fauxka.model.errors import KafkaError
-from fauxka.zkstore import NodeExists, SessionState, ZkStore, ZkUnavailable
+from fauxka.zkstore import MultiFailed, NodeExists, Op, SessionState, ZkStore, ZkUnavailable
 from fauxka.zkstore import paths as zp
 
 from . import logs
@@ -148,8 +148,17 @@ class Broker:
                       endpoints=[ep.uri() for ep in self._advertised()])
 
     async def _ensure_cluster_layout(self) -> None:
-        # all at once: one round trip's wait rather than 17 (ensure_path takes a concurrent
-        # creation of the same node, by this call or by another broker, as done)
+        # A fresh ZooKeeper: the whole layout and the cluster id in one multi-op (ZooKeeper writes
+        # each transaction to its log: 17 creates at once took ~0.1 s). Else, or when another broker
+        # was first, each path at once: one round trip's wait rather than 17 (ensure_path takes a
+        # concurrent creation of the same node, by this call or by another broker, as done).
+        await self.zk.ensure_path("/")  # the chroot of zookeeper.connect, if any
+        try:
+            await self.zk.multi([*(Op.create(path) for path in zp.layout_paths()),
+                                 Op.create(zp.CLUSTER_ID, zp.encode_cluster_id(zp.new_cluster_id()))])
+            return
+        except MultiFailed:
+            pass
         await asyncio.gather(*(self.zk.ensure_path(path) for path in zp.PERSISTENT_PATHS))
         try:
             await self.zk.create(zp.CLUSTER_ID, zp.encode_cluster_id(zp.new_cluster_id()), makepath=True)

@@ -49,6 +49,13 @@ PERSISTENT_PATHS = (
 )
 
 
+def layout_paths() -> list[str]:
+    """PERSISTENT_PATHS with their parents, each parent before its children: a fresh ZooKeeper's
+    layout as one multi-op of creates (one round trip, one transaction-log write)."""
+    every = {"/".join(path.split("/")[:n]) for path in PERSISTENT_PATHS for n in range(2, path.count("/") + 2)}
+    return sorted(every, key=lambda path: (path.count("/"), path))
+
+
 def applied_path(broker_id: int) -> str:
     return f"{APPLIED}/{broker_id}"
 

@@ -58,3 +58,12 @@ def test_cluster_id_and_paths():
     assert json.loads(zp.encode_cluster_id(cid)) == {"version": "1", "id": cid}
     assert zp.partition_state_path("t", 3) == "/brokers/topics/t/partitions/3/state"
     assert zp.broker_path(5) == "/brokers/ids/5"
+
+
+def test_the_layout_creates_every_persistent_path_after_its_parent():
+    from fauxka.zkstore import paths as zp
+    layout = zp.layout_paths()
+    assert set(zp.PERSISTENT_PATHS) <= set(layout) and len(layout) == len(set(layout))
+    for path in layout:
+        parent = path.rsplit("/", 1)[0]
+        assert parent == "" or layout.index(parent) < layout.index(path), path
