@@ -295,23 +295,6 @@ class MetadataCache(PushedMetadata, MetadataVersions):
                         lambda v, t=topic, p=partition: self._on_partition_state(t, p, v))
         self._emit(("topic", topic))
 
-    def _announce(self, topic: str, named: Iterable[int] = ()) -> bool:
-        """The topic's announced partitions become those held so far plus `named`, as its assignment in
-        `_topics` now has them; True when what clients are told of changed."""
-        full = self._topics[topic]
-        held = self._announced.get(topic)
-        served = set(held.partitions if held is not None else ()).union(named)
-        if served >= full.partitions.keys():
-            announced = full
-        elif served:
-            announced = zp.TopicAssignment(full.topic_id, {p: r for p, r in full.partitions.items() if p in served},
-                                           {p: r for p, r in full.adding.items() if p in served},
-                                           {p: r for p, r in full.removing.items() if p in served})
-        else:
-            return False
-        self._announced[topic] = announced
-        return held is None or announced.partitions != held.partitions or announced.topic_id != held.topic_id
-
     def _on_entity_config(self, store: dict[str, dict[str, str]], event: str, name: str,
                           value: tuple[bytes, Stat] | None) -> None:
         """A /config/topics/<t> or /config/brokers/<b> znode: its overrides into `store`, then `event`."""

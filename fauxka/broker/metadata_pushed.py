@@ -21,8 +21,8 @@ class PushedMetadata:
     partition_states: dict[tuple[str, int], zp.PartitionState]
     topic_configs: dict[str, dict[str, str]]
     configs_pending: set[str]
+    _announced: dict[str, zp.TopicAssignment]
     _drop_topic: Callable[[str], None]
-    _announce: Callable[..., bool]
     _watch_topic: Callable[[str], None]
     _emit: Callable[[tuple], None]
 
@@ -60,6 +60,23 @@ class PushedMetadata:
             self._emit(("topic", topic))
         for p in changed:
             self._emit(("partition", topic, p))
+
+    def _announce(self, topic: str, named: Iterable[int] = ()) -> bool:
+        """The topic's announced partitions become those held so far plus `named`, as its assignment in
+        `_topics` now has them; True when what clients are told of changed."""
+        full = self._topics[topic]
+        held = self._announced.get(topic)
+        served = set(held.partitions if held is not None else ()).union(named)
+        if served >= full.partitions.keys():
+            announced = full
+        elif served:
+            announced = zp.TopicAssignment(full.topic_id, {p: r for p, r in full.partitions.items() if p in served},
+                                           {p: r for p, r in full.adding.items() if p in served},
+                                           {p: r for p, r in full.removing.items() if p in served})
+        else:
+            return False
+        self._announced[topic] = announced
+        return held is None or announced.partitions != held.partitions or announced.topic_id != held.topic_id
 
     def drop_pushed(self, topic: str, partitions: Iterable[int]) -> None:
         """StopReplica with deletion: the topic's partitions are gone (its znodes with them); the
