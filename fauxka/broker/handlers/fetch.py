@@ -33,7 +33,7 @@ from ..protocol.codec import response_schema
 from ..protocol.requests import Response
 from ..replication.fetch_sessions import FetchSessionCache, SessionPartition
 from ..replication.reads import READ_COMMITTED, FetchWant
-from .produce import node_endpoints
+from .cluster_answers import node_endpoints
 
 if TYPE_CHECKING:
     from ..protocol.requests import FetchRequest
@@ -112,8 +112,10 @@ async def handle(ctx: RequestContext, request: "FetchRequest") -> Response:
             result.error = ErrorCode.not_leader_or_follower  # Kafka's maybeDownConvertStorageError
         if version < 10 and not follower:
             _convert(ctx.replicas, want, result, version)
-        if full or (FetchSessionCache.changed(part, result.error, result.records, marks) if not superseded
-                    else result.records or result.error != ErrorCode.none):
+        # changed() remembers what this answer sends (a full one's too: the next one sends only news)
+        news = (FetchSessionCache.changed(part, result.error, result.records, marks) if not superseded
+                else bool(result.records) or result.error != ErrorCode.none)
+        if news or full:
             topics.setdefault((want.topic, _topic_id(cache, want.topic)), []).append(
                 _data(want.index, result, isolation, hinted))
     if session is not None and full:
