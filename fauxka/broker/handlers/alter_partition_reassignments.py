@@ -23,13 +23,12 @@ from ..protocol.build import build
 from ..protocol.codec import response_schema
 from ..protocol.requests import Response
 from .admin_common import admin, not_authorized_message
-from .error_responses import MESSAGES
+from .error_responses import MESSAGES, NOT_CONTROLLER
 
 if TYPE_CHECKING:
     from ..protocol.requests import AlterPartitionReassignmentsRequest
 
 _KEY = 45
-NOT_CONTROLLER = "This is not the correct controller for this cluster."
 
 
 async def handle(ctx: RequestContext, request: "AlterPartitionReassignmentsRequest") -> Response:

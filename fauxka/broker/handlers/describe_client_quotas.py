@@ -7,8 +7,7 @@ from typing import TYPE_CHECKING
 from fauxka.model.acl_model import CLUSTER_NAME
 from fauxka.model.errors import ErrorCode, KafkaError
 from fauxka.model.quota_entities import CLIENT_ID, IP, IP_KEYS, JAVA_DOUBLE, QUOTA_KEYS, USER
-from fauxka.zkstore import paths as zp
-from fauxka.zkstore.config_entities import decode_config, desanitize_entity, sanitize_entity
+from fauxka.zkstore.config_entities import EntityConfigReader, desanitize_entity, sanitize_entity
 
 from ..context import RequestContext
 from ..protocol.build import build
@@ -32,7 +31,7 @@ async def handle(ctx: RequestContext, request: "DescribeClientQuotasRequest") ->
         return build(response_schema(_KEY, ctx.version), body)
     try:
         found = parse_filter([(c.entity_type, c.match_type, c.match) for c in request.components])
-        results = await describe(found, request.strict, ZkQuotaReader(ctx.zk))
+        results = await describe(found, request.strict, EntityConfigReader(ctx.zk))
         body["entries"] = [{"entity": [{"entity_type": t, "entity_name": n} for t, n in entity],
                             "values": [{"key": k, "value": v} for k, v in sorted(values.items())]}
                            for entity, values in results]
@@ -149,28 +148,3 @@ def _double(text: str) -> float:
     if not JAVA_DOUBLE.fullmatch(stripped):
         raise KafkaError(ErrorCode.unknown_server_error, None)
     return float(stripped.rstrip("fFdD").replace("Infinity", "inf"))
-
-
-class ZkQuotaReader:
-    """AdminZkClient's fetchEntityConfig / fetchAllEntityConfigs / fetchAllChildEntityConfigs."""
-
-    def __init__(self, zk):
-        self.zk = zk
-
-    async def one(self, config_type: str, name: str) -> dict[str, str]:
-        if "" in name.split("/"):  # ZooKeeper refuses the path: IllegalArgumentException
-            raise KafkaError(ErrorCode.unknown_server_error, None)
-        got = await self.zk.get(zp.entity_config_path(config_type, name))
-        return decode_config(got[0] if got else None)
-
-    async def all(self, config_type: str) -> dict[str, dict[str, str]]:
-        names = await self.zk.get_children(zp.entity_configs_path(config_type)) or []
-        configs = await asyncio.gather(*(self.one(config_type, n) for n in names))
-        return dict(zip(names, configs))
-
-    async def all_user_clients(self) -> dict[tuple[str, str], dict[str, str]]:
-        users = await self.zk.get_children(zp.entity_configs_path("users")) or []
-        clients = await asyncio.gather(*(self.zk.get_children(zp.user_clients_path(u)) for u in users))
-        pairs = [(u, c) for u, names in zip(users, clients) for c in names or []]
-        configs = await asyncio.gather(*(self.one("users", f"{u}/clients/{c}") for u, c in pairs))
-        return dict(zip(pairs, configs))

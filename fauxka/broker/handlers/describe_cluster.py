@@ -8,7 +8,7 @@ from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
 from ..protocol.requests import Response
-from .metadata import AUTHORIZED_OPERATIONS_OMITTED, cluster_operations, listener_brokers
+from .cluster_answers import AUTHORIZED_OPERATIONS_OMITTED, cluster_operations, listener_brokers
 
 if TYPE_CHECKING:
     from ..protocol.requests import DescribeClusterRequest

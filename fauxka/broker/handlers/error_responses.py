@@ -10,6 +10,7 @@ from ..protocol.build import build
 from ..protocol.codec import Request, response_schema
 from .admin_common import ZERO_UUID
 
+NOT_CONTROLLER = "This is not the correct controller for this cluster."  # NotControllerException's message
 MESSAGES = {
     7: "The request timed out.",
     -1: "The server experienced an unexpected error when processing the request.",

@@ -21,7 +21,7 @@ from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
 from ..protocol.requests import Response
-from .metadata import listener_brokers
+from .cluster_answers import listener_brokers
 
 if TYPE_CHECKING:
     from ..protocol.requests import FindCoordinatorRequest

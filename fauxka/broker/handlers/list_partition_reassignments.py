@@ -20,8 +20,7 @@ from ..protocol.build import build
 from ..protocol.codec import response_schema
 from ..protocol.requests import Response
 from .admin_common import admin, not_authorized_message
-from .error_responses import MESSAGES
-from .alter_partition_reassignments import NOT_CONTROLLER
+from .error_responses import MESSAGES, NOT_CONTROLLER
 
 if TYPE_CHECKING:
     from ..protocol.requests import ListPartitionReassignmentsRequest

@@ -11,6 +11,7 @@ from ..context import RequestContext
 from ..protocol.build import build, entity_class
 from ..protocol.codec import response_schema
 from ..protocol.requests import Response
+from .cluster_answers import AUTHORIZED_OPERATIONS_OMITTED, cluster_operations, listener_brokers
 
 if TYPE_CHECKING:
     from ..protocol.requests import MetadataRequest
@@ -20,17 +21,6 @@ _KEY = 3
 ZERO_UUID = uuid.UUID(int=0)
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 
-AUTHORIZED_OPERATIONS_OMITTED = -2147483648  # the schema's default: not asked for
-
-
-def listener_brokers(ctx: RequestContext) -> list[dict]:
-    """Live brokers with an endpoint on the listener the request came in on."""
-    brokers = []
-    for broker_id, reg in sorted(ctx.cache.brokers.items()):
-        endpoint = reg.endpoint(ctx.listener)
-        if endpoint is not None:
-            brokers.append({"node_id": broker_id, "host": endpoint.host, "port": endpoint.port, "rack": reg.rack})
-    return brokers
 
 
 async def handle(ctx: RequestContext, request: "MetadataRequest") -> Response:
@@ -87,15 +77,6 @@ async def handle(ctx: RequestContext, request: "MetadataRequest") -> Response:
         "topics": topics,
         "cluster_authorized_operations": cluster_operations(ctx, include_cluster_ops),
     })
-
-
-def cluster_operations(ctx: RequestContext, include: bool) -> int:
-    """The Cluster's authorized operations when asked for: 0 without Describe on the Cluster."""
-    if not include:
-        return AUTHORIZED_OPERATIONS_OMITTED
-    if not ctx.authorized("DESCRIBE", "CLUSTER", CLUSTER_NAME):
-        return 0
-    return ctx.authorized_operations("CLUSTER", CLUSTER_NAME)
 
 
 def _topic_ops(ctx: RequestContext, name: str, include: bool) -> int:

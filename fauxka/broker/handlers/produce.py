@@ -27,6 +27,7 @@ from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
 from ..protocol.requests import Response
+from .cluster_answers import node_endpoints
 
 if TYPE_CHECKING:
     from ..protocol.requests import ProduceRequest
@@ -119,15 +120,3 @@ def _response(ctx: RequestContext, order, errors, results, throttle: int = 0):
         "throttle_time": throttle,
         "node_endpoints": node_endpoints(ctx, hinted),
     })
-
-
-def node_endpoints(ctx: RequestContext, broker_ids) -> list[dict]:
-    """KIP-951: the listener's endpoints of the leaders named in current_leader hints."""
-    endpoints = []
-    for broker_id in sorted(broker_ids):
-        registration = ctx.cache.brokers.get(broker_id)
-        endpoint = registration.endpoint(ctx.listener) if registration else None
-        if endpoint is not None:
-            endpoints.append({"node_id": broker_id, "host": endpoint.host, "port": endpoint.port,
-                              "rack": registration.rack})
-    return endpoints

@@ -17,8 +17,7 @@ from ..protocol.build import build
 from ..protocol.codec import response_schema
 from ..protocol.requests import Response
 from .admin_common import admin, timeout_ms
-from .alter_partition_reassignments import NOT_CONTROLLER
-from .error_responses import MESSAGES
+from .error_responses import MESSAGES, NOT_CONTROLLER
 
 if TYPE_CHECKING:
     from ..protocol.requests import UpdateFeaturesRequest
