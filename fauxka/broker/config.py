@@ -91,7 +91,7 @@ class BrokerConfig:
         return dict(self._values)
 
     def with_broker_id(self, broker_id: int) -> "BrokerConfig":
-        """This configuration with the id found or generated for broker.id -1 (fauxka/broker/broker_id.py)."""
+        """This configuration with the id found or generated for broker.id -1 (fauxka/broker/registration.py)."""
         return BrokerConfig({**self._values, "broker.id": broker_id}, self.unknown, self.originals)
 
 

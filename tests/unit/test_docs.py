@@ -54,3 +54,34 @@ def test_architecture_page_names_every_module_of_the_core_packages():
             if not re.search(rf"\b{re.escape(module.stem)}\b", page):
                 unnamed.append(str(module.relative_to(ROOT)))
     assert unnamed == []
+
+
+_PACKAGES = {p.name for p in (ROOT / "fauxka").iterdir() if (p / "__init__.py").exists()}
+_PATH_REF = re.compile(r"\bfauxka/[\w/]+\.py\b")
+_DOTTED_REF = re.compile(r"`(?:fauxka\.)?((?:%s)(?:\.\w+)+)" % "|".join(sorted(_PACKAGES)))
+
+
+def _named_modules_missing(text: str) -> list[str]:
+    """Module names a text gives that name nothing: fauxka/<path>.py, and `package.module` (with or
+    without `fauxka.`; the second part a module, a package or a name its package defines)."""
+    missing = [ref for ref in _PATH_REF.findall(text) if not (ROOT / ref).exists()]
+    for ref in _DOTTED_REF.findall(text):
+        if ref in BROKER_CONFIGS:  # broker.id, controller.socket.timeout.ms: keys, not modules
+            continue
+        package, name = ref.split(".")[:2]
+        if name == "py":  # a file named by itself (`coordinator.py`), not a dotted module
+            continue
+        base = ROOT / "fauxka" / package
+        if (base / f"{name}.py").exists() or (base / name / "__init__.py").exists():
+            continue
+        if re.search(rf"\b{name}\b", (base / "__init__.py").read_text()):
+            continue  # a name the package defines or brings in (`fauxka.chaos.check`)
+        missing.append(f"`{ref}`")
+    return missing
+
+
+def test_every_module_a_docstring_or_a_page_names_exists():
+    """Names that stay true: a module renamed or moved leaves no docstring or page behind it."""
+    texts = [(p, p.read_text()) for p in [ROOT / "README.md", *DOCS.glob("*.md"), *(ROOT / "fauxka").rglob("*.py")]]
+    stale = {str(p.relative_to(ROOT)): missing for p, text in texts if (missing := _named_modules_missing(text))}
+    assert stale == {}

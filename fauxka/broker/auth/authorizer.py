@@ -1,4 +1,4 @@
-"""Authorization seam: handlers ask `broker.authorizer.authorize(...)` (through `ctx.authorized`).
+"""Authorization seam: handlers ask the Broker's `authorizer.authorize(...)` (through `ctx.authorized`).
 
 Without `authorizer.class.name` every request is allowed, as in Kafka. With it, the ACL authorizer
 (fauxka/broker/auth/acl_authorizer.py) or a class named by a Python import path `package.module:Class`.

@@ -1,4 +1,4 @@
-"""The group coordinator role of this broker (`broker.group_role`), wired to the data plane.
+"""The group coordinator role of this broker (the Broker's `group_role`, fauxka/broker/app.py), wired to the data plane.
 
 It runs while this broker leads __consumer_offsets partitions (leadership.py loads and unloads
 them in fauxka/coordinator/group/runtime.py). `owns(key)` is what fauxka/broker/dispatch.py asks before a

@@ -32,7 +32,7 @@ CLIENT_ID_PREFIX = "fauxka-txn-markers-"
 
 
 class MarkerWriter:
-    """The leader's side of WriteTxnMarkers (`broker.marker_writer`): one control batch per
+    """The leader's side of WriteTxnMarkers (the Broker's `marker_writer`): one control batch per
     partition, acks=all; a marker written to __consumer_offsets completes the producer's pending
     transactional offsets (`offsets_marker_written(producer_id, commit, partition)`)."""
 

@@ -1,4 +1,4 @@
-"""The transaction coordinator role of this broker (`broker.txn_role`), wired to the data plane
+"""The transaction coordinator role of this broker (the Broker's `txn_role`, fauxka/broker/app.py), wired to the data plane
 (Kafka's TransactionCoordinator startup / onElection / onResignation in ZK mode).
 
 It runs while this broker leads __transaction_state partitions (leadership.py loads and unloads

@@ -66,7 +66,7 @@ def _store_error(code: ErrorCode) -> ErrorCode:
 
 
 class TxnStats:
-    """Counts for the broker's metrics (fauxka/broker/txn_metrics.py), kept as plain numbers here."""
+    """Counts for the broker's metrics (fauxka/broker/coordination/txn_metrics.py), kept as plain numbers here."""
 
     def __init__(self) -> None:
         self.completed = {True: 0, False: 0}  # Complete{Commit,Abort} taken effect, by commit
