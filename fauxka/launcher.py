@@ -290,22 +290,31 @@ def _follow_process_faults(state: dict) -> None:
             b["stopped"] = by_id[b["id"]].get("stopped", False)
 
 
-def down(data_dir: Path) -> int:
+def down(data_dir: Path, discard: bool = False) -> int:
+    """Stop the cluster started from `data_dir`: the brokers shut down as Kafka's do on SIGTERM
+    (controlled shutdown, deregistration), then ZooKeeper. `discard`: a cluster whose data and
+    registrations go with it (a test's, at its end): every process killed at once (~10 ms instead
+    of the brokers' controlled shutdown, ~0.4 s)."""
     data_dir = data_dir.resolve()
     state = _read_state(data_dir)
     if state is None:
         print(f"no cluster state in {data_dir}", file=sys.stderr)
         return 1
-    _stop(state)
+    _stop(state, kill=discard)
     _say("stopped")
     return 0
 
 
-def _stop(state: dict, grace_s: float = 10.0) -> None:
-    """SIGTERM the brokers and wait (they deregister), then ZooKeeper."""
-    _terminate([b["pid"] for b in state.get("brokers", []) if b.get("pid")], grace_s)
-    if state.get("zookeeper"):
-        _terminate([state["zookeeper"]["pid"]], grace_s)
+def _stop(state: dict, grace_s: float = 10.0, kill: bool = False) -> None:
+    """SIGTERM the brokers and wait (they deregister), then ZooKeeper; `kill`: SIGKILL all at once."""
+    pids = [b["pid"] for b in state.get("brokers", []) if b.get("pid")]
+    zookeeper_pids = [state["zookeeper"]["pid"]] if state.get("zookeeper") else []
+    if kill:
+        _terminate(pids + zookeeper_pids, 0)
+    else:
+        _terminate(pids, grace_s)
+        if zookeeper_pids:
+            _terminate(zookeeper_pids, grace_s)
     data_dir = state.get("data_dir")
     if data_dir:
         (Path(data_dir) / STATE_FILE).unlink(missing_ok=True)

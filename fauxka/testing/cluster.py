@@ -124,7 +124,9 @@ class Cluster:
         if self._attached:
             return
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            launcher.down(self.data_dir)  # the brokers, then a ZooKeeper of its own
+            # the brokers and a ZooKeeper of its own, killed: nothing outlives a test's cluster
+            # (FAUXKA_KEEP_DATA: stopped as `fauxka down` stops them, their files kept for a look)
+            launcher.down(self.data_dir, discard=not os.environ.get("FAUXKA_KEEP_DATA"))
         if self._own_dir and not os.environ.get("FAUXKA_KEEP_DATA"):
             shutil.rmtree(self.data_dir, ignore_errors=True)
 
