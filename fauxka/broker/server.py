@@ -29,6 +29,7 @@ from .handlers.table import dispatch
 from .protocol import api_table
 from .protocol.codec import RequestParseError, decode_request, encode_response, peek
 from .protocol.framing import STREAM_LIMIT, FrameError, read_frame, with_size_prefix
+from .request_metrics import FETCH_KEY
 from .context import Services
 from .tls import handshake
 
@@ -64,6 +65,7 @@ class Server:
             port = server.sockets[0].getsockname()[1]
             self._servers.append(server)
             self.bound.append(Endpoint(endpoint.listener, endpoint.host, port, endpoint.security_protocol))
+            self._metrics.sockets.listener(endpoint.listener)
             self._log.info("listening", listener=endpoint.listener, host=endpoint.host, port=port)
 
     async def stop(self) -> None:
@@ -103,8 +105,8 @@ class Server:
                           writer: asyncio.StreamWriter) -> None:
         peer = writer.get_extra_info("peername") or ("?", 0)
         log = self._log.bind(listener=endpoint.listener, peer=f"{peer[0]}:{peer[1]}")
-        gauge = self._metrics.connections.labels(endpoint.listener)
-        gauge.inc()
+        sockets = self._metrics.sockets
+        sockets.opened(endpoint.listener)
         # the listener as bound (the port a configured 0 became), which the connection's id names
         conn = Connection(next((ep for ep in self.bound if ep.listener == endpoint.listener), endpoint), peer[0])
         max_bytes = self._config["socket.request.max.bytes"]
@@ -163,7 +165,7 @@ class Server:
             for task in waiting:
                 task.cancel()
             await asyncio.gather(*waiting, return_exceptions=True)
-            gauge.dec()
+            sockets.closed(endpoint.listener)
             writer.close()
 
     def _may_pipeline(self) -> bool:
@@ -233,9 +235,9 @@ class Server:
         elapsed = time.perf_counter() - started
         if response is not None and not forwarded and api_key not in QUOTA_EXEMPT:
             response = self._throttled(conn, ctx, response, elapsed)
-        metrics = self._metrics
-        metrics.child(metrics.requests, api.name, str(version), error).inc()
-        metrics.child(metrics.request_seconds, api.name, str(version)).observe(elapsed)
+        self._metrics.kafka_requests.record(api.name, version, None if forwarded else getattr(response, "error_code", 0),
+                                            elapsed * 1000, _throttle_ms(response), len(frame),
+                                            _fetch_kind(request) if api_key == FETCH_KEY else None)
         if logs.enabled("debug"):
             log.debug("request", principal=ctx.principal, error=error, latency_ms=round(elapsed * 1000, 3))
         if response is None:
@@ -274,3 +276,19 @@ class _BoundOnUse:
         if self._bound is None:
             self._bound = self._log.bind(**self._keys)
         return getattr(self._bound, name)
+
+
+def _throttle_ms(response: Any) -> float:
+    """The throttle time a response carries, in ms (0 when none, or not known: forwarded bytes)."""
+    throttle = getattr(response, "throttle_time", None)
+    if throttle is None:
+        return 0.0
+    return throttle.total_seconds() * 1000 if isinstance(throttle, datetime.timedelta) else float(throttle)
+
+
+def _fetch_kind(request: Any) -> str:
+    """Kafka's FetchConsumer or FetchFollower (a replica id >= 0; Fetch v15+ in replica_state)."""
+    body = request.body
+    state = getattr(body, "replica_state", None)
+    replica_id = state.replica_id if state is not None else getattr(body, "replica_id", -1)
+    return "Follower" if replica_id >= 0 else "Consumer"

@@ -63,11 +63,12 @@ def test_metrics_count_bytes_messages_and_log_end_offsets(cluster):
     text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
     lines = {line.rsplit(" ", 1)[0]: float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
              if line and not line.startswith("#")}
-    assert lines[f'fauxka_topic_messages_in_total{{topic="{topic}"}}'] == 11
-    assert lines[f'fauxka_topic_bytes_in_total{{topic="{topic}"}}'] > 0
-    assert lines[f'fauxka_topic_bytes_out_total{{topic="{topic}"}}'] > 0
-    assert lines[f'fauxka_log_end_offset{{partition="0",topic="{topic}"}}'] == 11
-    assert "fauxka_under_replicated_partitions" in lines and "fauxka_isr_changes_total" in text
+    assert lines[f'kafka_server_brokertopicmetrics_messagesin_total{{topic="{topic}"}}'] == 11
+    assert lines[f'kafka_server_brokertopicmetrics_bytesin_total{{topic="{topic}"}}'] > 0
+    assert lines[f'kafka_server_brokertopicmetrics_bytesout_total{{topic="{topic}"}}'] > 0
+    assert lines[f'kafka_log_log_logendoffset{{partition="0",topic="{topic}"}}'] == 11
+    assert "kafka_server_replicamanager_underreplicatedpartitions" in lines
+    assert "kafka_server_replicamanager_isrshrinks_total" in text
 
 
 def test_deleting_a_topic_deletes_its_logs_on_every_replica(cluster):
