@@ -4,7 +4,11 @@ import pathlib
 import re
 import urllib.request
 
+from confluent_kafka import Consumer, Producer
 from prometheus_client.parser import text_string_to_metric_families
+
+from fauxka.testing.cluster import wait_for
+from tests.admin_helpers import create_topics, topic_spec, unique
 
 LIST = pathlib.Path(__file__).resolve().parents[1] / "docs" / "kafka-metrics.md"
 
@@ -23,3 +27,36 @@ def kafka_metric_list() -> dict[str, str]:
     """Prometheus name -> Kafka MBean, from the table of docs/kafka-metrics.md."""
     rows = re.findall(r"^\| `(kafka_\w+)` \| (.+?) \|", LIST.read_text(), re.M)
     return dict(rows)
+
+
+def traffic(cluster) -> None:
+    """Records on a replicated topic (follower fetches), a consumer group that commits, topics created
+    through a broker that forwards them, a keyless record refused by a compacted topic (Kafka counts
+    it in FailedProduceRequestsPerSec)."""
+    topic, compacted = unique(), unique("compacted")
+    other = next(b for b in cluster.brokers if b != cluster.controller_id())
+    create_topics(cluster.address_of(other), [topic_spec(topic, 3, 3),
+                                              topic_spec(compacted, 1, 1, configs={"cleanup.policy": "compact"})])
+    producer = Producer({"bootstrap.servers": cluster.bootstrap})
+    for i in range(30):
+        producer.produce(topic, key=str(i).encode(), value=b"v")
+    refused = []
+    producer.produce(compacted, value=b"no key", on_delivery=lambda err, _: refused.append(err))
+    assert producer.flush(10) == 0
+    assert [e.name() for e in refused] == ["INVALID_RECORD"], refused
+    consumer = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": unique("g"),
+                         "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    consumer.subscribe([topic])
+    got = 0
+
+    def consumed() -> bool:
+        nonlocal got
+        message = consumer.poll(0.5)
+        got += message is not None and not message.error()
+        return got >= 30
+
+    try:
+        wait_for(consumed, 30, interval_s=0, what="30 records consumed")
+        consumer.commit(asynchronous=False)
+    finally:
+        consumer.close()

@@ -8,7 +8,8 @@ are what Kafka has no name for (injected faults, forwarding retries, ZooKeeper r
 
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, disable_created_metrics, start_http_server
+from prometheus_client import (CollectorRegistry, Counter, Gauge, ProcessCollector, disable_created_metrics,
+                               start_http_server)
 
 from .request_metrics import RequestMetrics, SocketServerMetrics
 from .server_metrics import ServerMetrics
@@ -21,6 +22,7 @@ class BrokerMetrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
         r = self.registry
+        ProcessCollector(registry=r)  # process_cpu_seconds_total, process_open_fds, ... (as the JMX exporter's)
         self.kafka_requests = RequestMetrics(r)  # kafka.network:type=RequestMetrics
         self.sockets = SocketServerMetrics(r)  # kafka.server:type=socket-server-metrics
         self.server = ServerMetrics(r)  # KafkaServer, SocketServer, ZooKeeper client, ForwardingManager
