@@ -11,6 +11,7 @@ from typing import Any
 from prometheus_client import (CollectorRegistry, Counter, Gauge, ProcessCollector, disable_created_metrics,
                                start_http_server)
 
+from .bind_errors import bind_error
 from .request_metrics import RequestMetrics, SocketServerMetrics
 from .server_metrics import ServerMetrics
 
@@ -87,7 +88,10 @@ class BrokerMetrics:
         """On the event loop's thread, once the broker serves."""
         self.server.serving()
         if port:
-            self._http, _thread = start_http_server(port, addr=host, registry=self.registry)
+            try:
+                self._http, _thread = start_http_server(port, addr=host, registry=self.registry)
+            except OSError as exc:
+                raise bind_error(exc, "metrics.port", host, port) from None
 
     def stop(self) -> None:
         if self._http is not None:

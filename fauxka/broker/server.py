@@ -21,6 +21,7 @@ from typing import Any
 
 from . import logs
 from .auth.sasl import new_session
+from .bind_errors import bind_error
 from .config import Endpoint
 from .connection import Connection
 from .context import RequestContext
@@ -59,9 +60,12 @@ class Server:
 
     async def start(self) -> None:
         for endpoint in self._config.listeners:
-            server = await asyncio.start_server(
-                lambda r, w, ep=endpoint: self._accept(ep, r, w),
-                host=endpoint.host or None, port=endpoint.port, reuse_address=True, limit=STREAM_LIMIT)
+            try:
+                server = await asyncio.start_server(
+                    lambda r, w, ep=endpoint: self._accept(ep, r, w),
+                    host=endpoint.host or None, port=endpoint.port, reuse_address=True, limit=STREAM_LIMIT)
+            except OSError as exc:
+                raise bind_error(exc, f"listener {endpoint.listener}", endpoint.host, endpoint.port) from None
             port = server.sockets[0].getsockname()[1]
             self._servers.append(server)
             self.bound.append(Endpoint(endpoint.listener, endpoint.host, port, endpoint.security_protocol))

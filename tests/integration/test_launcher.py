@@ -70,6 +70,9 @@ def test_up_fails_with_the_reason_when_a_broker_exits(tmp_path):
                     "--base-port", str(base), "--metrics-base-port", "0", "--detach", "--timeout", "60")
     assert up.returncode == 1
     assert "broker 2 exited" in up.stderr and "address already in use" in up.stderr, up.stderr
+    # which address, for what, and who holds it (this test's process)
+    assert f"listener PLAINTEXT cannot bind 127.0.0.1:{base + 1}" in up.stderr, up.stderr
+    assert f"held by pid {os.getpid()}" in up.stderr, up.stderr
     assert not (data_dir / "cluster.json").exists()
     assert "no answer" in fauxka("status", "--bootstrap", f"127.0.0.1:{base}").stdout
 
