@@ -45,3 +45,17 @@ def test_the_report_module_names_itself_in_its_usage():
     result = subprocess.run([sys.executable, "-m", "fauxka.pipeline", "--help"], capture_output=True, text=True,
                             timeout=120, cwd="/")
     assert result.returncode == 0 and result.stdout.startswith("usage: python -m fauxka.pipeline "), result.stdout
+
+
+def test_no_link_to_another_page_says_below_or_above():
+    """A link into another page is neither below nor above (docs/using.md said "see docker compose below")."""
+    stale = [(p.name, m.group(0)) for p in PAGES
+             for m in re.finditer(r"\]\((?!#)[^)]+\)\s+(below|above)\b", p.read_text())]
+    assert stale == []
+
+
+def test_the_compose_file_points_at_a_page_that_exists():
+    header = (ROOT / "docker-compose.yml").read_text().splitlines()[0]
+    pages = re.findall(r"(docs/[\w-]+\.md|README\.md)", header)
+    assert pages and all((ROOT / p).exists() for p in pages), header
+    assert "'docker compose'" not in header  # the README has no such section: docs/compose.md has
