@@ -9,9 +9,11 @@ ErrorsPerSec by error, and the histograms TotalTimeMs (receipt to response encod
 start-up; here an api's appear with its first request. Kafka's LocalTimeMs, RemoteTimeMs and the
 queue times have no counterpart: one event loop reads, handles and answers.
 
-ErrorsPerSec counts a response once, by its top-level error code (Kafka counts every error code
-the response carries, per partition for the data-plane apis); a forwarded request's answer, passed
-through as the controller's bytes, is not counted there.
+ErrorsPerSec counts the error codes a response carries as Kafka's errorCounts() does for Produce
+(each partition's) and Fetch (the top-level one and each partition's); any other response counts
+once, by its top-level error code (Kafka counts every error code of the response, per topic or
+partition for some apis: a difference); a forwarded request's answer, passed through as the
+controller's bytes, is not counted there.
 """
 
 from typing import Any
@@ -22,7 +24,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from .kafka_exposition import Collector, Samples, histogram
 
 NETWORK_PROCESSOR = "0"  # one event loop serves every connection: Kafka's processor 0
-FETCH_KEY = 1
+PRODUCE_KEY, FETCH_KEY = 0, 1
 
 
 def kafka_request_name(api_name: str) -> str:
@@ -39,27 +41,33 @@ class RequestMetrics(Collector):
         self._error_names: dict[int, str] = {}
         registry.register(self)
 
-    def record(self, api_name: str, version: int, error_code: int | None, total_ms: float, throttle_ms: float,
-               request_bytes: int, fetch_kind: str | None = None) -> None:
-        """One answered request. `fetch_kind`: "Consumer" or "Follower" for a Fetch. `error_code`
-        None: not known here (a forwarded answer)."""
+    def record(self, api_name: str, version: int, error_codes: list[int] | None, total_ms: float,
+               throttle_ms: float, request_bytes: int, fetch_kind: str | None = None) -> None:
+        """One answered request. `fetch_kind`: "Consumer" or "Follower" for a Fetch. `error_codes`:
+        those the response carries (error_codes() below); None: not known here (a forwarded answer)."""
         name = self._names.get(api_name)
         if name is None:
             name = self._names[api_name] = kafka_request_name(api_name)
-        self._one(name, version, error_code, total_ms, throttle_ms, request_bytes)
+        self._one(name, version, error_codes, total_ms, throttle_ms, request_bytes)
         if fetch_kind is not None:
-            self._one(name + fetch_kind, version, error_code, total_ms, throttle_ms, request_bytes)
+            self._one(name + fetch_kind, version, error_codes, total_ms, throttle_ms, request_bytes)
 
-    def _one(self, name: str, version: int, error_code: int | None, total_ms: float, throttle_ms: float,
+    def _one(self, name: str, version: int, error_codes: list[int] | None, total_ms: float, throttle_ms: float,
              request_bytes: int) -> None:
         key = (name, version)
         self._requests[key] = self._requests.get(key, 0) + 1
-        if error_code is not None:
-            error = self._error_names.get(error_code)
-            if error is None:
-                error = self._error_names[error_code] = ErrorCode(error_code).name.upper()
-            ekey = (name, error)
-            self._errors[ekey] = self._errors.get(ekey, 0) + 1
+        if error_codes:
+            errors, names = self._errors, self._error_names
+            failed = [code for code in error_codes if code]
+            if len(failed) < len(error_codes):
+                ekey = (name, "NONE")
+                errors[ekey] = errors.get(ekey, 0) + len(error_codes) - len(failed)
+            for code in failed:
+                error = names.get(code)
+                if error is None:
+                    error = names[code] = ErrorCode(code).name.upper()
+                ekey = (name, error)
+                errors[ekey] = errors.get(ekey, 0) + 1
         hists = self._histograms
         for metric, value in (("TotalTimeMs", round(total_ms)), ("ThrottleTimeMs", throttle_ms),
                               ("RequestBytes", request_bytes)):
@@ -76,7 +84,7 @@ class RequestMetrics(Collector):
             requests.add_metric([name, str(version)], n)
         yield requests
         errors = CounterMetricFamily("kafka_network_requestmetrics_errors", "Kafka's RequestMetrics ErrorsPerSec: "
-                                     "responses by request and top-level error", labels=["request", "error"])
+                                     "error codes of the responses, by request (Produce and Fetch per partition)", labels=["request", "error"])
         for (name, error), n in list(self._errors.items()):
             errors.add_metric([name, error], n)
         yield errors
@@ -86,6 +94,18 @@ class RequestMetrics(Collector):
             yield from histogram(f"kafka_network_requestmetrics_{metric.lower()}", f"Kafka's RequestMetrics "
                                  f"{metric}: {docs[metric]}", ["request"],
                                  [([name], samples) for name, samples in list(by_name.items())])
+
+
+def error_codes(api_key: int, response: Any) -> list[int]:
+    """The error codes Kafka's errorCounts() counts for a response: Produce's per partition, Fetch's
+    top-level one and per partition; another api's top-level one (none: NONE)."""
+    if response is None:
+        return []
+    if api_key == PRODUCE_KEY:
+        return [p.error_code for t in response.responses for p in t.partition_responses]
+    if api_key == FETCH_KEY:
+        return [getattr(response, "error_code", 0), *(p.error_code for t in response.responses for p in t.partitions)]
+    return [getattr(response, "error_code", 0)]
 
 
 class SocketServerMetrics(Collector):

@@ -30,7 +30,7 @@ from .handlers.table import dispatch
 from .protocol import api_table
 from .protocol.codec import RequestParseError, decode_request, encode_response, peek
 from .protocol.framing import STREAM_LIMIT, FrameError, read_frame, with_size_prefix
-from .request_metrics import FETCH_KEY
+from .request_metrics import FETCH_KEY, error_codes
 from .context import Services
 from .tls import handshake
 
@@ -239,7 +239,7 @@ class Server:
         elapsed = time.perf_counter() - started
         if response is not None and not forwarded and api_key not in QUOTA_EXEMPT:
             response = self._throttled(conn, ctx, response, elapsed)
-        self._metrics.kafka_requests.record(api.name, version, None if forwarded else getattr(response, "error_code", 0),
+        self._metrics.kafka_requests.record(api.name, version, None if forwarded else error_codes(api_key, response),
                                             elapsed * 1000, _throttle_ms(response), len(frame),
                                             _fetch_kind(request) if api_key == FETCH_KEY else None)
         if logs.enabled("debug"):
