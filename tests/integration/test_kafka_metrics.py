@@ -27,3 +27,19 @@ def test_every_listed_kafka_metric_is_served_and_only_those(cluster):
     wait_for(all_served, 15, interval_s=0.5, what="every listed name served")
     unlisted = {name for name in _served(cluster) if name.startswith("kafka_")} - set(listed)
     assert not unlisted, f"served but not on docs/kafka-metrics.md: {sorted(unlisted)}"
+
+
+def test_replication_bytes_in_and_out_are_counted(cluster):
+    """Followers' appends (ReplicationBytesInPerSec) and the leaders' reads for them (ReplicationBytesOutPerSec)."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    def total(name: str) -> float:
+        return sum(s.value for b in cluster.brokers.values()
+                   for f in text_string_to_metric_families(scrape(b.metrics_port)) for s in f.samples if s.name == name)
+
+    before_in = total("kafka_server_brokertopicmetrics_replicationbytesin_total")
+    before_out = total("kafka_server_brokertopicmetrics_replicationbytesout_total")
+    traffic(cluster)  # 30 records on an RF 3 topic
+    wait_for(lambda: total("kafka_server_brokertopicmetrics_replicationbytesin_total") > before_in
+             and total("kafka_server_brokertopicmetrics_replicationbytesout_total") > before_out, 10,
+             what="replication bytes counted")

@@ -4,7 +4,8 @@
 - kafka.server:type=BrokerTopicMetrics meters, for all topics (no label) and per topic (Kafka's
   BrokerTopicStats): BytesIn, MessagesIn, BytesOut (consumers), Total/FailedProduceRequests and
   Total/FailedFetchRequests (per partition, failed only for unexpected errors, as Kafka's),
-  Produce/FetchMessageConversions; ReplicationBytesOut for all topics only, as Kafka's;
+  Produce/FetchMessageConversions; ReplicationBytesOut and ReplicationBytesIn (a follower's appends)
+  for all topics only, as Kafka's;
 - kafka.server:type=ReplicaManager: PartitionCount, LeaderCount, UnderReplicatedPartitions,
   UnderMinIsrPartitionCount, AtMinIsrPartitionCount, OfflineReplicaCount and the IsrShrinks,
   IsrExpands and FailedIsrUpdates meters;
@@ -43,8 +44,8 @@ TOPIC_METERS = {"bytesin": "BytesInPerSec", "messagesin": "MessagesInPerSec", "b
                 "totalfetchrequests": "TotalFetchRequestsPerSec", "failedfetchrequests": "FailedFetchRequestsPerSec",
                 "producemessageconversions": "ProduceMessageConversionsPerSec",
                 "fetchmessageconversions": "FetchMessageConversionsPerSec",
-                "replicationbytesout": "ReplicationBytesOutPerSec"}
-ALL_TOPICS_ONLY = frozenset(("replicationbytesout",))
+                "replicationbytesout": "ReplicationBytesOutPerSec", "replicationbytesin": "ReplicationBytesInPerSec"}
+ALL_TOPICS_ONLY = frozenset(("replicationbytesout", "replicationbytesin"))
 
 
 class ReplicationMetrics(Collector):
@@ -83,6 +84,10 @@ class ReplicationMetrics(Collector):
 
     def read(self, topic: str, size: int, follower: bool) -> None:
         self._mark("replicationbytesout" if follower else "bytesout", topic, size)
+
+    def replicated_in(self, size: int) -> None:
+        """A follower's append: BrokerTopicMetrics ReplicationBytesInPerSec (all topics only, as Kafka's)."""
+        self._all["replicationbytesin"] += size
 
     def converted(self, topic: str, api: str, records: int) -> None:
         """BrokerTopicMetrics Produce/FetchMessageConversionsPerSec (api "produce" or "fetch")."""
