@@ -32,18 +32,21 @@ def kafka_metric_list() -> dict[str, str]:
 def traffic(cluster) -> None:
     """Records on a replicated topic (follower fetches), a consumer group that commits, topics created
     through a broker that forwards them, a keyless record refused by a compacted topic (Kafka counts
-    it in FailedProduceRequestsPerSec)."""
-    topic, compacted = unique(), unique("compacted")
+    it in FailedProduceRequestsPerSec), a record over its topic's max.message.bytes (BytesRejectedPerSec)."""
+    topic, compacted, small = unique(), unique("compacted"), unique("small")
     other = next(b for b in cluster.brokers if b != cluster.controller_id())
     create_topics(cluster.address_of(other), [topic_spec(topic, 3, 3),
-                                              topic_spec(compacted, 1, 1, configs={"cleanup.policy": "compact"})])
+                                              topic_spec(compacted, 1, 1, configs={"cleanup.policy": "compact"}),
+                                              topic_spec(small, 1, 1, configs={"max.message.bytes": "1000"})])
     producer = Producer({"bootstrap.servers": cluster.bootstrap})
     for i in range(30):
         producer.produce(topic, key=str(i).encode(), value=b"v")
     refused = []
     producer.produce(compacted, value=b"no key", on_delivery=lambda err, _: refused.append(err))
     assert producer.flush(10) == 0
-    assert [e.name() for e in refused] == ["INVALID_RECORD"], refused
+    producer.produce(small, value=b"x" * 5000, on_delivery=lambda err, _: refused.append(err))
+    assert producer.flush(10) == 0
+    assert [e.name() for e in refused] == ["INVALID_RECORD", "MSG_SIZE_TOO_LARGE"], refused
     consumer = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": unique("g"),
                          "auto.offset.reset": "earliest", "enable.auto.commit": False})
     consumer.subscribe([topic])

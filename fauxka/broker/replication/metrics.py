@@ -2,7 +2,8 @@
 (fauxka/broker/kafka_exposition.py; docs/kafka-metrics.md lists every name and its MBean):
 
 - kafka.server:type=BrokerTopicMetrics meters, for all topics (no label) and per topic (Kafka's
-  BrokerTopicStats): BytesIn, MessagesIn, BytesOut (consumers), Total/FailedProduceRequests and
+  BrokerTopicStats): BytesIn, MessagesIn, BytesOut (consumers), BytesRejected (a batch over
+  max.message.bytes), Total/FailedProduceRequests and
   Total/FailedFetchRequests (per partition, failed only for unexpected errors, as Kafka's),
   Produce/FetchMessageConversions; ReplicationBytesOut and ReplicationBytesIn (a follower's appends)
   for all topics only, as Kafka's;
@@ -42,6 +43,7 @@ TOPIC_METERS = {"bytesin": "BytesInPerSec", "messagesin": "MessagesInPerSec", "b
                 "totalproducerequests": "TotalProduceRequestsPerSec",
                 "failedproducerequests": "FailedProduceRequestsPerSec",
                 "totalfetchrequests": "TotalFetchRequestsPerSec", "failedfetchrequests": "FailedFetchRequestsPerSec",
+                "bytesrejected": "BytesRejectedPerSec",
                 "producemessageconversions": "ProduceMessageConversionsPerSec",
                 "fetchmessageconversions": "FetchMessageConversionsPerSec",
                 "replicationbytesout": "ReplicationBytesOutPerSec", "replicationbytesin": "ReplicationBytesInPerSec"}
@@ -71,9 +73,12 @@ class ReplicationMetrics(Collector):
         self._mark("bytesin", topic, size)
         self._mark("messagesin", topic, records)
 
-    def produce_request(self, topic: str, error: int) -> None:
-        """One partition of a Produce (Kafka marks TotalProduceRequests per partition)."""
+    def produce_request(self, topic: str, error: int, size: int = 0) -> None:
+        """One partition of a Produce of `size` bytes (Kafka marks TotalProduceRequests per partition,
+        BytesRejected with the size of a batch over max.message.bytes)."""
         self._mark("totalproducerequests", topic, 1)
+        if error == ErrorCode.message_too_large:
+            self._mark("bytesrejected", topic, size)
         if error != ErrorCode.none and error not in _EXPECTED_PRODUCE_ERRORS:
             self._mark("failedproducerequests", topic, 1)
 
