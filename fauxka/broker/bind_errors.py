@@ -16,8 +16,10 @@ def bind_error(exc: OSError, what: str, host: str | None, port: int) -> OSError:
 
 def port_holder(port: int) -> tuple[int, str] | None:
     """(pid, command line) of a process listening on the TCP port, where this user may see it."""
-    import psutil  # only on this error path
-
+    try:
+        import psutil  # only on this error path
+    except ImportError:  # a broker installed without its dependencies: the bind error still says the rest
+        return None
     try:
         for conn in psutil.net_connections(kind="tcp"):
             if conn.status == psutil.CONN_LISTEN and conn.laddr and conn.laddr.port == port and conn.pid:
