@@ -33,3 +33,14 @@ def test_every_alert_has_a_unit_test():
     tested = set(re.findall(r"^\s*alertname: (\w+)$", (RULES / "kafka-rules.test.yml").read_text(), re.M))
     assert alerts == tested == {"UnderReplicatedPartitions", "AbnormalControllerState", "OfflinePartitions",
                                 "UnderMinIsrPartitionCount", "OfflineLogDirectoryCount"}
+
+
+def test_the_compose_prometheus_config_loads_the_rules(tmp_path):
+    """config/prometheus.yml as the compose Prometheus reads it, its rule file where compose mounts it."""
+    text = (RULES.parent / "prometheus.yml").read_text()
+    assert "/etc/prometheus/rules/kafka-rules.yml" in text
+    config = tmp_path / "prometheus.yml"
+    config.write_text(text.replace("/etc/prometheus/rules/kafka-rules.yml", str(RULES / "kafka-rules.yml")))
+    result = subprocess.run(["promtool", "check", "config", str(config)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "SUCCESS: 5 rules found" in result.stdout, result.stdout
