@@ -23,6 +23,12 @@ def sample_names(text: str) -> set[str]:
     return {sample.name for family in text_string_to_metric_families(text) for sample in family.samples}
 
 
+def summed(cluster, name: str) -> float:
+    """A sample name's values added up over every label set and broker."""
+    return sum(s.value for b in cluster.brokers.values()
+               for f in text_string_to_metric_families(scrape(b.metrics_port)) for s in f.samples if s.name == name)
+
+
 def kafka_metric_list() -> dict[str, str]:
     """Prometheus name -> Kafka MBean, from the table of docs/kafka-metrics.md."""
     rows = re.findall(r"^\| `(kafka_\w+)` \| (.+?) \|", LIST.read_text(), re.M)

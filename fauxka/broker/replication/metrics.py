@@ -5,8 +5,8 @@
   BrokerTopicStats): BytesIn, MessagesIn, BytesOut (consumers), BytesRejected (a batch over
   max.message.bytes), Total/FailedProduceRequests and
   Total/FailedFetchRequests (per partition, failed only for unexpected errors, as Kafka's),
-  Produce/FetchMessageConversions; ReplicationBytesOut and ReplicationBytesIn (a follower's appends)
-  for all topics only, as Kafka's;
+  Produce/FetchMessageConversions; ReplicationBytesOut, ReplicationBytesIn (a follower's appends),
+  InvalidMessageCrcRecords and NoKeyCompactedTopicRecords for all topics only, as Kafka's;
 - kafka.server:type=ReplicaManager: PartitionCount, LeaderCount, UnderReplicatedPartitions,
   UnderMinIsrPartitionCount, AtMinIsrPartitionCount, OfflineReplicaCount and the IsrShrinks,
   IsrExpands and FailedIsrUpdates meters;
@@ -46,8 +46,13 @@ TOPIC_METERS = {"bytesin": "BytesInPerSec", "messagesin": "MessagesInPerSec", "b
                 "bytesrejected": "BytesRejectedPerSec",
                 "producemessageconversions": "ProduceMessageConversionsPerSec",
                 "fetchmessageconversions": "FetchMessageConversionsPerSec",
-                "replicationbytesout": "ReplicationBytesOutPerSec", "replicationbytesin": "ReplicationBytesInPerSec"}
-ALL_TOPICS_ONLY = frozenset(("replicationbytesout", "replicationbytesin"))
+                "replicationbytesout": "ReplicationBytesOutPerSec", "replicationbytesin": "ReplicationBytesInPerSec",
+                "invalidmessagecrcrecords": "InvalidMessageCrcRecordsPerSec",
+                "nokeycompactedtopicrecords": "NoKeyCompactedTopicRecordsPerSec"}
+ALL_TOPICS_ONLY = frozenset(("replicationbytesout", "replicationbytesin", "invalidmessagecrcrecords",
+                             "nokeycompactedtopicrecords"))
+# a StorageError's `invalid` (what Kafka's LogValidator.MetricsRecorder records) -> its all-topics meter
+_INVALID = {"crc": "invalidmessagecrcrecords", "no_key_compacted": "nokeycompactedtopicrecords"}
 
 
 class ReplicationMetrics(Collector):
@@ -73,12 +78,15 @@ class ReplicationMetrics(Collector):
         self._mark("bytesin", topic, size)
         self._mark("messagesin", topic, records)
 
-    def produce_request(self, topic: str, error: int, size: int = 0) -> None:
+    def produce_request(self, topic: str, error: int, size: int = 0, invalid: str | None = None) -> None:
         """One partition of a Produce of `size` bytes (Kafka marks TotalProduceRequests per partition,
-        BytesRejected with the size of a batch over max.message.bytes)."""
+        BytesRejected with the size of a batch over max.message.bytes, and once per refused batch the
+        Invalid*/NoKey* meter its validator names: `invalid`)."""
         self._mark("totalproducerequests", topic, 1)
         if error == ErrorCode.message_too_large:
             self._mark("bytesrejected", topic, size)
+        if invalid in _INVALID:
+            self._mark(_INVALID[invalid], topic, 1)
         if error != ErrorCode.none and error not in _EXPECTED_PRODUCE_ERRORS:
             self._mark("failedproducerequests", topic, 1)
 
