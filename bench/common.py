@@ -114,11 +114,13 @@ def zk_requests(metrics_port: int) -> dict[str, float]:
 
 
 def requests_by_api(cluster: "LocalCluster") -> dict[str, float]:
-    """Requests the brokers answered so far, by api (summed over brokers, versions and errors)."""
+    """Requests the brokers answered so far, by api (Kafka's RequestMetrics RequestsPerSec, summed over
+    brokers and versions; a Fetch's second count, as FetchConsumer or FetchFollower, left out)."""
     out: dict[str, float] = {}
     for port in cluster.metrics.values():
-        for m in re.finditer(r'^fauxka_requests_total\{[^}]*api="(\w+)"[^}]*\} (\S+)$', _scrape(port), re.M):
-            out[m.group(1)] = out.get(m.group(1), 0) + float(m.group(2))
+        for m in re.finditer(r'^kafka_network_requestmetrics_requests_total\{[^}]*request="(\w+)"[^}]*\} (\S+)$', _scrape(port), re.M):
+            if m.group(1) not in ("FetchConsumer", "FetchFollower"):
+                out[m.group(1)] = out.get(m.group(1), 0) + float(m.group(2))
     return out
 
 
@@ -130,7 +132,7 @@ def per_unit(after: dict[str, float], before: dict[str, float], units: float, la
 
 def leader_partitions(metrics_port: int) -> int:
     """The partitions the broker leads (its replica manager's, not its metadata cache's)."""
-    return int(float(re.search(r"^fauxka_leader_partitions (\S+)$", _scrape(metrics_port), re.M).group(1)))
+    return int(float(re.search(r"^kafka_server_replicamanager_leadercount (\S+)$", _scrape(metrics_port), re.M).group(1)))
 
 
 def cache_size(metrics_port: int) -> tuple[int, int]:

@@ -88,10 +88,12 @@ def run(args) -> int:
             if own:
                 print("stopped the cluster it started", flush=True)
     print(result.verdict.describe())
-    print(f"{result.records} records, {result.injected} of {len(result.steps)} scheduled faults injected "
-          f"({result.failed} not possible at the time, {result.not_reached} not reached: each fault that takes a broker "
-          f"down first waits until every broker is back in every ISR); "
-          f"history, verdict and picture in {result.out}")
+    short = "".join(f"; #{c['step']} held {c['held_s']} of {c['planned_s']} s" for c in result.cut_short)
+    print(f"{result.records} records, {result.injected} of {len(result.steps)} scheduled faults injected, "
+          f"{result.held_as_planned} held for their planned length ({len(result.cut_short)} cut short by the run's "
+          f"end{short}), {result.failed} not possible at the time, {result.not_reached} not reached (each fault that "
+          f"takes a broker down first waits until every broker is back in every ISR, and its planned length counts "
+          f"from when it began); history, verdict and picture in {result.out}")
     return 0 if result.verdict.ok else 1
 
 

@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     chaos_cli.add_arguments(sub)
 
     args = parser.parse_args(argv)
-    if argv is None and args.command in ("broker", "brokers", "starter", "up", "status"):
+    if argv is None and args.command in ("broker", "brokers", "starter", "up", "status", "fault", "trace"):
         _without_hypothesis()
     if args.command == "report":
         return report.run(args)

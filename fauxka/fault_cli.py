@@ -2,6 +2,7 @@
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
 from . import launcher
@@ -96,8 +97,11 @@ def run(args) -> int:
             if fault is not None:
                 print(client.add(fault).id)
             elif args.fault_command == "list":
-                for f in client.list():
-                    print(f.describe())
+                faults, now_ms = client.list(), int(time.time() * 1000)
+                for f in faults:
+                    print(f.describe(now_ms))
+                if not faults:
+                    print("no faults in force")
             elif args.fault_command == "remove":
                 missing = [i for i in args.ids if not client.remove(i)]
                 if missing:

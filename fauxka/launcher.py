@@ -162,6 +162,9 @@ def up(opts: UpOptions) -> int:
     _say(f"ready in {time.monotonic() - started:.2f}s: {len(ids)} brokers, controller {view.controller_id}, "
          f"cluster id {view.cluster_id}")
     _say(f"bootstrap: {bootstrap}")
+    metrics = [f"broker {b['id']} http://127.0.0.1:{b['metrics_port']}/metrics" for b in state["brokers"] if b["metrics_port"]]
+    if metrics:
+        _say(f"metrics:   {', '.join(metrics)}")
     if opts.tls:
         _say(_client_settings(data_dir / "tls", bootstrap))
     if opts.detach:

@@ -80,7 +80,7 @@ def _existing_session():
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m pipeline`: the same as `fauxka report`."""
-    parser = argparse.ArgumentParser(prog="python -m pipeline", description="The audit report (PySpark).")
+    """`python -m fauxka.pipeline`: the same as `fauxka report`."""
+    parser = argparse.ArgumentParser(prog="python -m fauxka.pipeline", description="The audit report (PySpark).")
     add_arguments(parser)
     return run(parser.parse_args(argv))

@@ -42,7 +42,9 @@ from .fault_injection import FaultInjector
 from .handlers import table as handlers
 from .inter_broker import InterBrokerConnector
 from .metadata_cache import MetadataCache
+from .controller_metrics import ControllerMetrics
 from .metrics import BrokerMetrics
+from .server_metrics import SHUTTING_DOWN
 from .quotas import Quotas
 from .registration import BrokerIdTaken, NoBrokerId, register, resolve_broker_id
 from .replication.replica_manager import ReplicaManager
@@ -59,6 +61,7 @@ class Broker:
         self.metrics.follow_zk_requests(self.zk.requests)
         self.cache = MetadataCache(self.zk, log)
         self.metrics.follow_cache(self.cache)
+        self.zk.on_latency = self.metrics.server.zk_latency.update  # ZooKeeperRequestLatencyMs
         self.election = ControllerElection(self.zk, self.broker_id, log, self._controller_changed)
         self.applied = AppliedPublisher(self.zk, self.broker_id, log)
         self.inter_broker = InterBrokerConnector(self.cache, config)  # secured connections to other brokers
@@ -70,6 +73,8 @@ class Broker:
         # delegation tokens, with a secret key
         self.tokens = TokenCache(self.zk, delegation_tokens.settings(config), log)
         self.leadership = PartitionLeadership(self.admin, config, log)
+        ControllerMetrics(self.metrics.registry, self.cache, lambda: self.election.active,
+                          lambda: self.leadership.unclean_elections)
         self.reassignments = Reassignments(self.admin, self.leadership, log)  # KIP-455, on the controller
         self.features = FeatureController(self.admin, log)  # /feature (KIP-584), on the controller
         # one connection to the controller, shared by envelopes and AlterPartition, producer ids, shutdown
@@ -82,6 +87,7 @@ class Broker:
         # injected faults (fauxka fault, fauxka.testing), from ZooKeeper
         self.faults = FaultInjector(self.zk, config, self.cache, self.metrics, self.leadership,
                                     lambda: self.election.active, handlers.error_response, log)
+        self.metrics.server.offline_log_dirs = lambda: self.faults.failed_log_dirs(len(config["log.dirs"]))
         # partition logs, leader and follower roles (a log failed by a `storage` fault is not fetched)
         self.replicas = ReplicaManager(config, self.cache, self.admin.broker_layers, self.inter_broker,
                                        self.controller_channel, self.metrics.registry, log, self.faults.failed_logs)
@@ -187,7 +193,6 @@ class Broker:
             self._spawn(self.admin.resume_deletions(), "resume-deletions")
 
     def _controller_changed(self, active: bool) -> None:
-        self.metrics.controller_active.set(1 if active else 0)
         self.metrics.controller_epoch.set(self.election.epoch)
         if not active:
             self.cache.release_ownership()  # another controller may write from now on
@@ -254,6 +259,7 @@ class Broker:
             self.log.warning("proceeding with an unclean shutdown", error=exc.message)
 
     async def stop(self) -> None:
+        self.metrics.server.broker_state = SHUTTING_DOWN
         if self.audit_publisher is not None:
             await self.audit_publisher.flush()
         for task in list(self._tasks):

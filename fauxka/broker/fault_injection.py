@@ -189,6 +189,14 @@ class FaultInjector:
         return any(f.kind == "storage" and f.scope.broker == broker_id and affects(f.scope, (topic, partition))
                    and not f.expired(now_ms) for f in self.watch.faults.values())
 
+    def failed_log_dirs(self, log_dirs: int) -> int:
+        """Kafka's OfflineLogDirectoryCount: each `storage` fault in force on this broker fails a log
+        dir (at most `log_dirs` of them)."""
+        now_ms = int(time.time() * 1000)
+        failed = sum(1 for f in list(self.watch.faults.values())
+                     if f.kind == "storage" and f.scope.broker == self._broker_id and not f.expired(now_ms))
+        return min(failed, log_dirs)
+
     def failed_logs(self, keys: Iterable[tuple[str, int]]) -> Collection[tuple[str, int]]:
         """Those of the (topic, partition)s whose log on this broker has failed (`storage` faults in
         force); asked once per follower fetch, so the usual answer (no fault) is at once."""

@@ -69,23 +69,23 @@ class ForwardingManager:
                 if remaining <= 0:
                     metrics.forwarding_timeouts.labels(request.api.name).inc()
                     return self._error_response(request, ErrorCode.request_timed_out)
-                metrics.forwarding_queue_length.inc()
+                metrics.server.forward_queue_length += 1
                 try:
                     channel = await self._link.connection(remaining)
                 finally:
-                    metrics.forwarding_queue_length.dec()
+                    metrics.server.forward_queue_length -= 1
                 if channel is None:
                     await self._retry_later("no_controller", deadline)
                     continue
                 sent = time.monotonic()
-                metrics.forwarding_queue_seconds.observe(sent - received)
+                metrics.server.forward_queue_ms.update((sent - received) * 1000)  # KIP-938 QueueTimeMs
                 try:
                     response = await channel.send(envelope, max(deadline - sent, 0.001))
                 except (ConnectionError, OSError, asyncio.TimeoutError, RequestParseError):
                     await self._link.drop(channel)
                     await self._retry_later("disconnect", deadline)
                     continue
-                metrics.forwarding_remote_seconds.observe(time.monotonic() - sent)
+                metrics.server.forward_remote_ms.update((time.monotonic() - sent) * 1000)  # RemoteTimeMs
                 outcome = self._outcome(ctx, response)
                 if isinstance(outcome, tuple):  # the controller's answer
                     data, answer = outcome

@@ -21,6 +21,7 @@ from typing import Any
 
 from . import logs
 from .auth.sasl import new_session
+from .bind_errors import bind_error
 from .config import Endpoint
 from .connection import Connection
 from .context import RequestContext
@@ -29,6 +30,7 @@ from .handlers.table import dispatch
 from .protocol import api_table
 from .protocol.codec import RequestParseError, decode_request, encode_response, peek
 from .protocol.framing import STREAM_LIMIT, FrameError, read_frame, with_size_prefix
+from .request_metrics import FETCH_KEY, error_codes
 from .context import Services
 from .tls import handshake
 
@@ -58,12 +60,16 @@ class Server:
 
     async def start(self) -> None:
         for endpoint in self._config.listeners:
-            server = await asyncio.start_server(
-                lambda r, w, ep=endpoint: self._accept(ep, r, w),
-                host=endpoint.host or None, port=endpoint.port, reuse_address=True, limit=STREAM_LIMIT)
+            try:
+                server = await asyncio.start_server(
+                    lambda r, w, ep=endpoint: self._accept(ep, r, w),
+                    host=endpoint.host or None, port=endpoint.port, reuse_address=True, limit=STREAM_LIMIT)
+            except OSError as exc:
+                raise bind_error(exc, f"listener {endpoint.listener}", endpoint.host, endpoint.port) from None
             port = server.sockets[0].getsockname()[1]
             self._servers.append(server)
             self.bound.append(Endpoint(endpoint.listener, endpoint.host, port, endpoint.security_protocol))
+            self._metrics.sockets.listener(endpoint.listener)
             self._log.info("listening", listener=endpoint.listener, host=endpoint.host, port=port)
 
     async def stop(self) -> None:
@@ -103,8 +109,8 @@ class Server:
                           writer: asyncio.StreamWriter) -> None:
         peer = writer.get_extra_info("peername") or ("?", 0)
         log = self._log.bind(listener=endpoint.listener, peer=f"{peer[0]}:{peer[1]}")
-        gauge = self._metrics.connections.labels(endpoint.listener)
-        gauge.inc()
+        sockets = self._metrics.sockets
+        sockets.opened(endpoint.listener)
         # the listener as bound (the port a configured 0 became), which the connection's id names
         conn = Connection(next((ep for ep in self.bound if ep.listener == endpoint.listener), endpoint), peer[0])
         max_bytes = self._config["socket.request.max.bytes"]
@@ -163,7 +169,7 @@ class Server:
             for task in waiting:
                 task.cancel()
             await asyncio.gather(*waiting, return_exceptions=True)
-            gauge.dec()
+            sockets.closed(endpoint.listener)
             writer.close()
 
     def _may_pipeline(self) -> bool:
@@ -233,9 +239,9 @@ class Server:
         elapsed = time.perf_counter() - started
         if response is not None and not forwarded and api_key not in QUOTA_EXEMPT:
             response = self._throttled(conn, ctx, response, elapsed)
-        metrics = self._metrics
-        metrics.child(metrics.requests, api.name, str(version), error).inc()
-        metrics.child(metrics.request_seconds, api.name, str(version)).observe(elapsed)
+        self._metrics.kafka_requests.record(api.name, version, None if forwarded else error_codes(api_key, response),
+                                            elapsed * 1000, _throttle_ms(response), len(frame),
+                                            _fetch_kind(request) if api_key == FETCH_KEY else None)
         if logs.enabled("debug"):
             log.debug("request", principal=ctx.principal, error=error, latency_ms=round(elapsed * 1000, 3))
         if response is None:
@@ -274,3 +280,19 @@ class _BoundOnUse:
         if self._bound is None:
             self._bound = self._log.bind(**self._keys)
         return getattr(self._bound, name)
+
+
+def _throttle_ms(response: Any) -> float:
+    """The throttle time a response carries, in ms (0 when none, or not known: forwarded bytes)."""
+    throttle = getattr(response, "throttle_time", None)
+    if throttle is None:
+        return 0.0
+    return throttle.total_seconds() * 1000 if isinstance(throttle, datetime.timedelta) else float(throttle)
+
+
+def _fetch_kind(request: Any) -> str:
+    """Kafka's FetchConsumer or FetchFollower (a replica id >= 0; Fetch v15+ in replica_state)."""
+    body = request.body
+    state = getattr(body, "replica_state", None)
+    replica_id = state.replica_id if state is not None else getattr(body, "replica_id", -1)
+    return "Follower" if replica_id >= 0 else "Consumer"

@@ -1,15 +1,29 @@
-"""The run as one picture (matplotlib): faults as coloured bands across both panels (the step
-number on top), acknowledged records per second above, acknowledgement latency (median and max
-per second) below, failed deliveries as red ticks, the verdict in the title."""
+"""The run as one picture (matplotlib): the faults on a panel of their own (one bar each, labelled
+with its step number, kind and broker, in as many lanes as keep the labels apart), coloured bands
+across the two panels below for when each lasted, acknowledged records per second, acknowledgement
+latency (median and max per second), failed deliveries as red ticks, the verdict in the title.
+Legends sit outside the panels, where they hide nothing."""
 
 from collections import defaultdict
 from pathlib import Path
 
 COLOURS = {"kill": "#d62728", "pause": "#ff7f0e", "restart": "#8c564b", "link": "#9467bd", "zookeeper": "#17becf",
            "replication": "#bcbd22", "storage": "#7f7f7f", "leader": "#2ca02c", "coordinator": "#1f77b4"}
+WIDTH_IN, DPI, FONT_PT = 14, 100, 7
+PLOT_FRACTION = 0.78  # of the figure's width: the panels; the rest holds the legends
 
 
 def draw(events: list[dict], verdict, path: Path) -> Path:
+    import matplotlib.pyplot as plt
+
+    fig = figure(events, verdict)
+    fig.savefig(path, dpi=DPI)
+    plt.close(fig)
+    return path
+
+
+def figure(events: list[dict], verdict):
+    """The picture as a matplotlib Figure (the caller saves and closes it)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -17,6 +31,9 @@ def draw(events: list[dict], verdict, path: Path) -> Path:
     from matplotlib.patches import Patch
 
     t0 = min(e["t"] for e in events)
+    end = max(e["t"] for e in events) - t0
+    faults = fault_intervals(events, t0, end)
+    lanes = assign_lanes(faults, seconds_per_char=_seconds_per_char(end))
     sends = {e["value"]: e["t"] for e in events if e["type"] == "send"}
     acks_per_s, latencies, fails, commits = defaultdict(int), defaultdict(list), [], defaultdict(int)
     for e in events:
@@ -29,22 +46,20 @@ def draw(events: list[dict], verdict, path: Path) -> Path:
             fails.append(e["t"] - t0)
         elif e["type"] == "txn" and e["phase"] == "commit" and e.get("ok"):
             commits[second] += 1
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(14, 7), sharex=True, gridspec_kw={"height_ratios": [1, 1]})
-    starts = {}
-    used = set()
-    for e in events:
-        if e["type"] != "fault":
-            continue
-        if e["phase"] == "start":
-            starts[e["step"]] = e
-        elif e["phase"] == "end" and e["step"] in starts:
-            s = starts.pop(e["step"])
-            _band(top, bottom, s, s["t"] - t0, max(e["t"] - t0, s["t"] - t0 + 0.3))
-            used.add(s["nemesis"])
-    end = max(e["t"] for e in events) - t0
-    for s in starts.values():  # never healed: to the end
-        _band(top, bottom, s, s["t"] - t0, end)
-        used.add(s["nemesis"])
+    lane_count = max(lanes, default=-1) + 1
+    fig, (lane_ax, top, bottom) = plt.subplots(
+        3, 1, dpi=DPI, figsize=(WIDTH_IN, 6 + 0.25 * max(lane_count, 1)), sharex=True,
+        gridspec_kw={"height_ratios": [0.3 + 0.22 * max(lane_count, 1), 2, 2]})
+    for fault, lane in zip(faults, lanes):
+        colour = COLOURS.get(fault["nemesis"], "grey")
+        lane_ax.broken_barh([(fault["start"], fault["end"] - fault["start"])], (lane + 0.1, 0.8), color=colour, alpha=0.6)
+        lane_ax.text(fault["start"], lane + 0.5, " " + fault["label"], va="center", ha="left", fontsize=FONT_PT,
+                     clip_on=True)
+        for ax in (top, bottom):
+            ax.axvspan(fault["start"], fault["end"], color=colour, alpha=0.2, lw=0)
+    lane_ax.set_ylim(max(lane_count, 1), 0)
+    lane_ax.set_yticks([])
+    lane_ax.set_ylabel("faults", rotation=0, ha="right", va="center")
     seconds = list(range(int(end) + 1))  # a second without acks is a 0, not a line across the gap
     top.plot(seconds, [acks_per_s[s] for s in seconds], color="black", lw=1, label="acks/s")
     if commits:  # on their own scale: a few per second beside hundreds of acks
@@ -63,23 +78,61 @@ def draw(events: list[dict], verdict, path: Path) -> Path:
     bottom.set_yscale("log")
     bottom.set_ylabel("ms (log)")
     bottom.set_xlabel("seconds since the run started")
-    handles = [Patch(color=COLOURS.get(n, "grey"), alpha=0.3, label=n) for n in sorted(used)]
-    top.legend(handles=top.get_legend_handles_labels()[0] + handles, loc="upper right", fontsize=8)
-    bottom.legend(loc="upper right", fontsize=8)
+    bottom.set_xlim(0, max(end, 1))
+    kinds = sorted({f["nemesis"] for f in faults})
+    if kinds:
+        lane_ax.legend(handles=[Patch(color=COLOURS.get(n, "grey"), alpha=0.6, label=n) for n in kinds],
+                       loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, title="fault", title_fontsize=8)
+    top.legend(loc="upper left", bbox_to_anchor=(1.01 if not commits else 1.08, 1.0), fontsize=8)
+    bottom.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
     status = "PASS" if verdict.ok else f"FAIL: {verdict.anomalies} anomalies ({', '.join(r.name for r in verdict.results if not r.ok)})"
     fig.suptitle(f"fauxka chaos, seed {verdict.seed}: {status}")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    fig.subplots_adjust(left=0.06, right=PLOT_FRACTION, top=0.93, bottom=0.08, hspace=0.08)
+    return fig
 
 
-def _band(top, bottom, fault: dict, start: float, end: float) -> None:
-    colour = COLOURS.get(fault["nemesis"], "grey")
-    for ax in (top, bottom):
-        ax.axvspan(start, end, color=colour, alpha=0.25, lw=0)
-    top.annotate(f"{fault['step']}:{fault['nemesis'][:4]} {fault['broker']}", (start, 1.0), xycoords=("data", "axes fraction"),
-                 fontsize=7, rotation=90, va="top")
+def fault_intervals(events: list[dict], t0: float, end: float) -> list[dict]:
+    """Each fault's start and end (s since t0; never healed: to the end; instant ones 0.3 s wide) and label."""
+    starts, out = {}, []
+    for e in events:
+        if e["type"] != "fault":
+            continue
+        if e["phase"] == "start":
+            starts[e["step"]] = e
+        elif e["phase"] == "end" and e["step"] in starts:
+            s = starts.pop(e["step"])
+            out.append(_interval(s, s["t"] - t0, max(e["t"] - t0, s["t"] - t0 + 0.3)))
+    out += [_interval(s, s["t"] - t0, max(end, s["t"] - t0 + 0.3)) for s in starts.values()]
+    return sorted(out, key=lambda f: f["start"])
+
+
+def _interval(fault: dict, start: float, end: float) -> dict:
+    label = f"#{fault['step']} {fault['nemesis']} {fault['broker']}"
+    if fault.get("peer") is not None:
+        label += f"<->{fault['peer']}"
+    return {"start": start, "end": end, "nemesis": fault["nemesis"], "label": label}
+
+
+def assign_lanes(faults: list[dict], seconds_per_char: float) -> list[int]:
+    """The lowest lane where neither the fault's bar nor its label (drawn from its start, about
+    seconds_per_char wide a character) meets one already placed; faults in start order."""
+    lanes: list[float] = []  # where each lane is free from
+    out = []
+    for fault in faults:
+        reach = max(fault["end"], fault["start"] + (len(fault["label"]) + 2) * seconds_per_char)
+        lane = next((i for i, free in enumerate(lanes) if free <= fault["start"]), len(lanes))
+        if lane == len(lanes):
+            lanes.append(reach)
+        else:
+            lanes[lane] = reach
+        out.append(lane)
+    return out
+
+
+def _seconds_per_char(end: float) -> float:
+    """How many seconds of the x axis one label character covers (7 pt text is about 4.2 px a character)."""
+    plot_px = WIDTH_IN * DPI * (PLOT_FRACTION - 0.06)
+    return max(end, 1) / plot_px * FONT_PT * 0.6 * DPI / 72
 
 
 def _median(values: list[float]) -> float:

@@ -54,6 +54,13 @@ class Result:
     failed: int
     records: int
     out: Path | None
+    cut_short: list[dict] = field(default_factory=list)  # injected, healed before their planned length
+
+    @property
+    def held_as_planned(self) -> int:
+        """Injected faults that lasted their planned length (each is healed that long after it began;
+        only the run's end cuts one short)."""
+        return self.injected - len(self.cut_short)
 
     @property
     def not_reached(self) -> int:
@@ -189,10 +196,12 @@ class ChaosRun:
             history.close()
         verdict = check(history.events)
         records = sum(1 for e in history.events if e["type"] == "send")
-        result = Result(verdict, history, self.steps, nemesis.injected, nemesis.failed, records, o.out)
+        result = Result(verdict, history, self.steps, nemesis.injected, nemesis.failed, records, o.out,
+                        list(nemesis.cut_short))
         if o.out is not None:
             (o.out / "verdict.json").write_text(json.dumps(
                 {**verdict.to_json(), "records": records, "faults_injected": nemesis.injected,
+                 "faults_held_as_planned": result.held_as_planned, "faults_cut_short": result.cut_short,
                  "faults_not_injected": nemesis.failed, "faults_not_reached": result.not_reached, "schedule": [s.describe() for s in self.steps]}, indent=2))
             if o.picture:
                 from .picture import draw

@@ -45,6 +45,7 @@ class PartitionLeadership(RoleTasks):
         self._shutting_down: dict[int, int] = {}
         self._known_live: set[int] = set()
         self._wake = asyncio.Event()
+        self.unclean_elections = 0  # leaders elected from outside the ISR (the broker's metrics read it)
 
     # --- life cycle ------------------------------------------------------------------
 
@@ -145,6 +146,8 @@ class PartitionLeadership(RoleTasks):
             state = p.state
             if le.needs_offline_election(p, live) and state.leader not in stopping:
                 new = le.elect_offline(p, live, self._unclean(p.topic), epoch)
+                if new is not None and new.leader not in state.isr:  # Kafka's UncleanLeaderElectionsPerSec
+                    self.unclean_elections += 1
                 if new is None and state.leader != le.NO_LEADER:
                     new = le.without_replica(state, state.leader, epoch) or le.bumped(state, le.NO_LEADER,
                                                                                       state.isr, epoch)

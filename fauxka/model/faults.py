@@ -35,6 +35,7 @@ so an api fault hits clients and not the cluster's own machinery.
 and `expires_ms` (wall clock) bound a fault; one without either lasts until removed.
 """
 
+import datetime
 import json
 import random
 from dataclasses import asdict, dataclass, field, replace
@@ -102,15 +103,26 @@ class Fault:
         jitter = (rng or random).uniform(0, self.jitter_ms) if self.jitter_ms > 0 else 0.0
         return (max(self.delay_ms, 0) + jitter) / 1000
 
-    def describe(self) -> str:
+    def describe(self, now_ms: int | None = None) -> str:
+        """One line; with `now_ms` (the wall clock, ms), an expiry says its local time and how far off it is."""
         scope = ", ".join(f"{k}={v}" for k, v in asdict(self.scope).items() if v is not None) or "everything"
         what = {"error": lambda: ErrorCode(self.error).name.upper(), "throttle": lambda: f"{self.throttle_ms} ms",
                 "delay": lambda: f"{self.delay_ms} ms" + (f" + 0..{self.jitter_ms} ms" if self.jitter_ms else ""),
                 "replication": lambda: "stopped" if self.delay_ms < 0 else f"{self.delay_ms} ms",
                 "link": lambda: f"to broker {self.peer}"}.get(self.kind)
         bound = [f"count={self.count}"] if self.count is not None else []
-        bound += [f"until={self.expires_ms}"] if self.expires_ms is not None else []
+        if self.expires_ms is not None:
+            bound.append(_until(self.expires_ms, now_ms))
         return f"{self.id}: {self.kind}{' ' + what() if what else ''} on {scope}{' ' if bound else ''}{' '.join(bound)}"
+
+
+def _until(expires_ms: int, now_ms: int | None) -> str:
+    """'until 06:41:07 (in 29 s)' in local time; 'expired ... ago' once past."""
+    at = datetime.datetime.fromtimestamp(expires_ms / 1000).strftime("%H:%M:%S")
+    if now_ms is None:
+        return f"until {at}"
+    left_s = (expires_ms - now_ms) / 1000
+    return f"until {at} (in {left_s:.0f} s)" if left_s >= 0 else f"until {at} (expired {-left_s:.0f} s ago)"
 
 
 def validate(fault: Fault) -> None:

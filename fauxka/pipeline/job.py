@@ -1,7 +1,7 @@
 """The whole report: read, aggregate, write Parquet tables and summary.json, render report.md.
 
-    python -m pipeline --audit PATH --out DIR [--master URL]     (the same as `fauxka report`)
-    python -m pipeline --bootstrap HOST:PORT --topic NAME --out DIR     (the trail from `audit.topic`)
+    python -m fauxka.pipeline --audit PATH --out DIR [--master URL]     (the same as `fauxka report`)
+    python -m fauxka.pipeline --bootstrap HOST:PORT --topic NAME --out DIR     (the trail from `audit.topic`)
 """
 
 import json

@@ -18,6 +18,7 @@ from pyspark.sql.types import (ArrayType, BinaryType, IntegerType, LongType, Str
                                StructType, TimestampType)
 
 from . import kafka_client as kc
+from . import worker_python
 from .kafka_options import SourceOptions, rate_limit, source_options
 
 try:  # Spark 4.2+: Trigger.AvailableNow honours maxOffsetsPerTrigger
@@ -186,5 +187,11 @@ class StreamReader(_Reading, DataSourceStreamReader, SupportsTriggerAvailableNow
 
 
 def register(spark) -> None:
-    """Make `spark.read.format("fauxka-kafka")` (and readStream, write, writeStream) available."""
+    """Make `spark.read.format("fauxka-kafka")` (and readStream, write, writeStream) available; first
+    check that the Python Spark starts its workers with can import this source (worker_python.py)."""
+    try:
+        python = spark.sparkContext.pythonExec
+    except Exception:  # Spark Connect: no SparkContext here, the server's workers are its own business
+        python = None
+    worker_python.check(python)
     spark.dataSource.register(KafkaDataSource)

@@ -12,6 +12,8 @@ class StorageError(KafkaError):
     `record_errors` are Produce v8+'s per-record errors (`RecordError` in Kafka's
     `RecordValidationException`): (batch_index_in_error, message), the index counting records
     across the partition's batches in the request as Kafka's `LogValidator` counts them.
+    `invalid` names what Kafka's `LogValidator.MetricsRecorder` records for it ("crc",
+    "no_key_compacted"), for the broker's BrokerTopicMetrics Invalid*/NoKey* meters.
     """
 
     def __init__(
@@ -19,9 +21,11 @@ class StorageError(KafkaError):
         code: ErrorCode,
         message: str | None = None,
         record_errors: list[tuple[int, str | None]] | None = None,
+        invalid: str | None = None,
     ):
         super().__init__(code, message)
         self.record_errors: list[tuple[int, str | None]] = record_errors or []
+        self.invalid = invalid
 
 
 class OffsetOutOfRange(StorageError):

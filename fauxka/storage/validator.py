@@ -97,7 +97,8 @@ def check_batch(buf, h: B.BatchHeader, tp: str, origin: str) -> None:
     `AppendOrigin`: "client", "coordinator" or "replication" (the last two skip the client rules)."""
     from_client = origin != "replication"
     if not h.crc_ok(buf):
-        raise R.corrupt(f"Record is corrupt (stored crc = {h.crc}) in topic partition {tp}.")
+        raise StorageError(ErrorCode.corrupt_message, f"Record is corrupt (stored crc = {h.crc}) in topic partition {tp}.",
+                           invalid="crc")
     if h.codec not in B.CODECS:
         raise R.corrupt(f"Unknown compression codec {h.codec}")
     if h.last_offset_delta < 0:
@@ -156,7 +157,7 @@ def _timestamp_errors(
     ]
 
 
-def _raise_record_errors(errors: list[tuple[int, str | None]], timestamps: bool) -> None:
+def _raise_record_errors(errors: list[tuple[int, str | None]], timestamps: bool, invalid: str | None = None) -> None:
     """Kafka's `LogValidator.processRecordErrors`."""
     if timestamps:
         raise StorageError(
@@ -169,6 +170,7 @@ def _raise_record_errors(errors: list[tuple[int, str | None]], timestamps: bool)
         f"One or more records have been rejected due to {len(errors)} record errors in total, "
         f"and only showing the first three errors at most: {errors[:3]}",
         errors,
+        invalid,
     )
 
 
@@ -190,7 +192,7 @@ def _require_keys(records, tp: str) -> None:
         if r.key is None
     ]
     if errors:
-        _raise_record_errors(errors, timestamps=False)
+        _raise_record_errors(errors, timestamps=False, invalid="no_key_compacted")
 
 
 def validate_leader(

@@ -9,6 +9,7 @@ event and are re-armed as a whole when a new session begins.
 import asyncio
 import enum
 import itertools
+import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -55,6 +56,7 @@ class ZkStore:
         self._disconnected = False  # since the last CONNECTED: watches must be re-armed
         self._pending_reads = 0  # watch reads started and not yet handled on the loop
         self.requests = {"read": 0, "write": 0, "multi": 0}  # ZooKeeper round trips, by kind
+        self.on_latency: Callable[[float], None] | None = None  # each request's round trip, ms (the broker's metrics)
         self._quiet_listeners: list[Callable[[], None]] = []
         self._connected_event: asyncio.Event | None = None  # set while connected (see wait_connected)
         self._client.add_listener(self._on_state)
@@ -199,7 +201,13 @@ class ZkStore:
             async_result = start()
         except Exception as exc:  # kazoo raises at once when the connection is closed
             raise translate(exc) from None
-        return await self._bridge(async_result, convert)
+        if self.on_latency is None:
+            return await self._bridge(async_result, convert)
+        sent = time.monotonic()
+        try:
+            return await self._bridge(async_result, convert)
+        finally:
+            self.on_latency((time.monotonic() - sent) * 1000)
 
     async def get(self, path: str) -> tuple[bytes, Stat] | None:
         try:

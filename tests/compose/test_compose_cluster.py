@@ -169,6 +169,17 @@ def test_prometheus_scrapes_the_three_brokers(compose):
     wait_for(all_up, 30, 0.5, "Prometheus sees the three brokers up")
 
 
+def test_prometheus_loads_strimzis_kafka_alerts(compose):
+    """config/prometheus/kafka-rules.yml, mounted at /etc/prometheus/rules: every alert loaded and none firing
+    on a healthy cluster (one active controller, nothing under-replicated)."""
+    url = f"http://localhost:{compose.port('FAUXKA_PROMETHEUS_PORT')}/api/v1/rules?type=alert"
+    with urllib.request.urlopen(url, timeout=5) as response:
+        groups = json.load(response)["data"]["groups"]
+    rules = {r["name"]: r["state"] for g in groups for r in g["rules"]}
+    assert sorted(rules) == ["AbnormalControllerState", "OfflineLogDirectoryCount", "OfflinePartitions",
+                             "UnderMinIsrPartitionCount", "UnderReplicatedPartitions"]
+    assert "firing" not in rules.values(), rules
+
 def test_an_unknown_kafka_variable_stops_the_broker_naming_it(compose):
     result = compose.run("run", "--rm", "--no-deps", "-e", "KAFKA_NO_SUCH_SETTING=1", "broker-3", check=False)
     assert result.returncode == 2, result.stdout + result.stderr
@@ -333,3 +344,4 @@ def test_down_v_is_the_clean_slate(compose, state):
     assert not {TOPIC, "from-network", "after-restart"} & set(topics)
     # the audit trail of the earlier writes went with the audit volume
     assert audit_lines(compose, TOPIC) == 0
+

@@ -95,7 +95,7 @@ def test_brokers_talk_to_each_other_over_ssl(compose):
     brokers' connection gauges count them there (the plaintext listener has only healthchecks)."""
     script = ("import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:7070/metrics', timeout=5)"
               ".read().decode())")
-    pattern = re.compile(r'^fauxka_connections\{listener="SSL"\} (\S+)$', re.M)
+    pattern = re.compile(r'^kafka_server_socket_server_metrics_connection_count\{listener="SSL",networkProcessor="0"\} (\S+)$', re.M)
 
     def ssl_connections():
         total = 0

@@ -174,3 +174,28 @@ def test_a_users_own_application_under_the_nemesis_with_its_own_history(fauxka_c
     verdict = run.check()
     assert verdict.ok, verdict.describe()
     assert verdict.result("acked_present").checked > 200
+
+
+@pytest.mark.timeout(240)
+def test_a_fault_delayed_by_recovery_holds_its_planned_length(fauxka_cluster_factory):
+    """A kill's restart and catching up delay the next fault's start; that fault still lasts its
+    planned 1.6 s from when it began (it once ended at its scheduled end: 0.5 ms of a planned pause)."""
+    from fauxka.chaos.nemesis import Nemesis
+    from fauxka.chaos.schedule import Step
+
+    cluster = fauxka_cluster_factory(3, overrides=LAG)
+    topic = cluster.unique_topic("held")
+    _create(cluster, topic)
+    steps = [Step(0, 0.0, 0.5, "kill", 2), Step(1, 0.6, 2.2, "pause", 3)]
+    history = History(None)
+    nemesis = Nemesis(cluster, steps, history, topic=topic).start()
+    cluster.wait_for(lambda: any(e["type"] == "fault" and e["phase"] == "end" and e["step"] == 1
+                                 for e in history.events), 60, what="the pause healed")
+    nemesis.stop()
+    started = {e["step"]: e["t"] for e in history.events if e["type"] == "fault" and e["phase"] == "start"}
+    ended = {e["step"]: e for e in history.events if e["type"] == "fault" and e["phase"] == "end"}
+    # began late: broker 2's restart (the kill's heal) and its return to the ISR came first...
+    assert started[1] - started[0] > 0.6 + 0.5, history.events
+    assert ended[1]["held_s"] >= 1.6 - 0.05  # ...and still lasted as planned
+    assert ended[1]["t"] - started[1] >= 1.6 - 0.05
+    assert nemesis.cut_short == [] and cluster.list_faults() == []

@@ -63,11 +63,12 @@ def test_metrics_count_bytes_messages_and_log_end_offsets(cluster):
     text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
     lines = {line.rsplit(" ", 1)[0]: float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
              if line and not line.startswith("#")}
-    assert lines[f'fauxka_topic_messages_in_total{{topic="{topic}"}}'] == 11
-    assert lines[f'fauxka_topic_bytes_in_total{{topic="{topic}"}}'] > 0
-    assert lines[f'fauxka_topic_bytes_out_total{{topic="{topic}"}}'] > 0
-    assert lines[f'fauxka_log_end_offset{{partition="0",topic="{topic}"}}'] == 11
-    assert "fauxka_under_replicated_partitions" in lines and "fauxka_isr_changes_total" in text
+    assert lines[f'kafka_server_brokertopicmetrics_messagesin_total{{topic="{topic}"}}'] == 11
+    assert lines[f'kafka_server_brokertopicmetrics_bytesin_total{{topic="{topic}"}}'] > 0
+    assert lines[f'kafka_server_brokertopicmetrics_bytesout_total{{topic="{topic}"}}'] > 0
+    assert lines[f'kafka_log_log_logendoffset{{partition="0",topic="{topic}"}}'] == 11
+    assert "kafka_server_replicamanager_underreplicatedpartitions" in lines
+    assert "kafka_server_replicamanager_isrshrinks_total" in text
 
 
 def test_deleting_a_topic_deletes_its_logs_on_every_replica(cluster):
@@ -79,3 +80,21 @@ def test_deleting_a_topic_deletes_its_logs_on_every_replica(cluster):
     [deleted] = delete_topics(cluster.controller_address(), [topic])
     assert int(deleted.error_code) == 0
     wait_for(lambda: not any(d.exists() for d in dirs), 15, what="the logs deleted")
+
+
+def test_errors_per_sec_counts_each_partitions_error(cluster):
+    """Kafka's ErrorsPerSec counts the error codes of a Produce's partitions, not its (absent) top-level one:
+    a follower asked to append answers NOT_LEADER_OR_FOLLOWER, counted there."""
+    topic, leader_id, _ = _topic(cluster)
+    follower = next(b for b in cluster.brokers if b != leader_id)
+    port = cluster.brokers[follower].metrics_port
+
+    def not_leader() -> float:
+        text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
+        line = 'kafka_network_requestmetrics_errors_total{error="NOT_LEADER_OR_FOLLOWER",request="Produce"} '
+        return next((float(l.split()[-1]) for l in text.splitlines() if l.startswith(line)), 0.0)
+
+    before = not_leader()
+    answer, _ = produce(cluster.address_of(follower), topic, 0, batch([b"x"]), acks=1)
+    assert int(answer.error_code) == 6  # NOT_LEADER_OR_FOLLOWER
+    assert not_leader() == before + 1

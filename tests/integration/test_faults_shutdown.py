@@ -121,9 +121,9 @@ def test_a_zombie_controllers_queued_writes_are_fenced(make_cluster, zk_watch):
 
     # The old controller rejoins as a plain broker.
     wait_for(lambda: zk.exists(f"/brokers/ids/{old}"), SESSION_S + 5, what="old controller re-registered")
-    wait_for(lambda: "fauxka_controller_active 0.0" in scrape(cluster.brokers[old]), 5,
-             what="old controller's fauxka_controller_active 0")
-    assert "fauxka_controller_active 1.0" in scrape(cluster.brokers[new])
+    wait_for(lambda: "kafka_controller_kafkacontroller_activecontrollercount 0.0" in scrape(cluster.brokers[old]), 5,
+             what="old controller's ActiveControllerCount 0")
+    assert "kafka_controller_kafkacontroller_activecontrollercount 1.0" in scrape(cluster.brokers[new])
     wait_for(lambda: cluster.metadata(old).brokers == [1, 2, 3] and cluster.metadata(old).controller_id == new,
              5, what="old controller's Metadata")
     assert cluster.brokers[old].process.poll() is None

@@ -192,5 +192,9 @@ def test_the_exposition_passes_promtool(cluster):
         with urllib.request.urlopen(url, timeout=5) as response:
             text = response.read()
         result = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, timeout=30)
-        assert result.returncode == 0, result.stdout + result.stderr
+        # Kafka's names as the JMX exporter gives them break promtool's naming lints (a quantile label on
+        # a gauge, camelCase label names, ..., docs/kafka-metrics.md): those lines only; fauxka's own pass
+        problems = [line for line in (result.stdout + result.stderr).decode().splitlines() if line.strip()]
+        assert problems == [p for p in problems if p.startswith("kafka_")], problems
+        assert problems or result.returncode == 0
 

@@ -90,7 +90,7 @@ def test_group_metrics_and_consumer_lag(cluster):
     wait_for(lambda: lag in scrape(), 10, 0.2, "the lag (a follower replica learns the high watermark late)")
     text = scrape()
     assert f'fauxka_group_members{{group="{group}"}} 1.0' in text
-    assert 'fauxka_groups{state="Stable"}' in text and "fauxka_group_offset_commits_total" in text
+    assert "kafka_coordinator_group_groupmetadatamanager_numgroupsstable" in text and "fauxka_group_offset_commits_total" in text
     c.close()
 
 

@@ -13,6 +13,7 @@ import pytest
 from fauxka.ports import free_ports
 from tests.admin_helpers import create_topics, topic_spec, unique
 from tests.harness import wait_for
+from tests.metrics_helpers import scrape
 
 
 def fauxka(*args, timeout=90):
@@ -20,14 +21,18 @@ def fauxka(*args, timeout=90):
 
 
 def test_up_status_down(tmp_path):
-    zk_port, base = free_ports(), free_ports(2)  # brokers listen on base and base + 1
+    zk_port, base, metrics = free_ports(), free_ports(2), free_ports(2)  # brokers listen on base and base + 1
     data_dir = tmp_path / "cluster"
     up = fauxka("up", "--brokers", "2", "--data-dir", str(data_dir), "--zookeeper-port", str(zk_port),
-                "--base-port", str(base), "--metrics-base-port", "0", "--detach", "--timeout", "60")
+                "--base-port", str(base), "--metrics-base-port", str(metrics - 1), "--detach", "--timeout", "60")
     try:
         assert up.returncode == 0, up.stderr
         assert f"bootstrap: 127.0.0.1:{base},127.0.0.1:{base + 1}" in up.stdout
         assert "ready in" in up.stdout
+        # the README: `up` prints the metrics ports, and they serve Kafka's names
+        assert (f"metrics:   broker 1 http://127.0.0.1:{metrics}/metrics, "
+                f"broker 2 http://127.0.0.1:{metrics + 1}/metrics") in up.stdout, up.stdout
+        assert "kafka_server_kafkaserver_brokerstate 3.0" in scrape(metrics + 1)
         again = fauxka("up", "--data-dir", str(data_dir), "--detach")
         assert again.returncode == 1 and "already running" in again.stderr
         status = fauxka("status", "--data-dir", str(data_dir))
@@ -65,6 +70,9 @@ def test_up_fails_with_the_reason_when_a_broker_exits(tmp_path):
                     "--base-port", str(base), "--metrics-base-port", "0", "--detach", "--timeout", "60")
     assert up.returncode == 1
     assert "broker 2 exited" in up.stderr and "address already in use" in up.stderr, up.stderr
+    # which address, for what, and who holds it (this test's process)
+    assert f"listener PLAINTEXT cannot bind 127.0.0.1:{base + 1}" in up.stderr, up.stderr
+    assert f"held by pid {os.getpid()}" in up.stderr, up.stderr
     assert not (data_dir / "cluster.json").exists()
     assert "no answer" in fauxka("status", "--bootstrap", f"127.0.0.1:{base}").stdout
 

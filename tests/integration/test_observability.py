@@ -14,15 +14,16 @@ def test_metrics_show_exactly_one_active_controller(cluster):
     for broker_id, broker in cluster.brokers.items():
         text = scrape(broker)
         expected = "1.0" if broker_id == controller else "0.0"
-        assert f"fauxka_controller_active {expected}" in text
+        assert f"kafka_controller_kafkacontroller_activecontrollercount {expected}" in text
         assert 'fauxka_zookeeper_session_state{state="connected"} 1.0' in text
 
 
 def test_metrics_count_requests_by_api(cluster):
     cluster.metadata(3)
     text = scrape(cluster.brokers[3])
-    assert 'fauxka_requests_total{api="metadata",error="0",version="12"}' in text
-    assert "fauxka_request_seconds_bucket" in text
+    assert 'kafka_network_requestmetrics_requests_total{request="Metadata",version="12"}' in text
+    assert 'kafka_network_requestmetrics_errors_total{error="NONE",request="Metadata"}' in text
+    assert 'kafka_network_requestmetrics_totaltimems{quantile="0.99",request="Metadata"}' in text
 
 
 def test_log_lines_are_json_with_the_broker_id(cluster):
@@ -37,4 +38,6 @@ def test_forwarded_requests_are_counted_on_the_receiving_broker(cluster):
 
     other = next(b for b in cluster.brokers if b != cluster.controller_id())
     create_topics(cluster.address_of(other), [topic_spec(unique(), 1, 1)])
-    assert 'fauxka_requests_total{api="create_topics",error="forwarded",version="7"}' in scrape(cluster.brokers[other])
+    text = scrape(cluster.brokers[other])
+    assert 'kafka_network_requestmetrics_requests_total{request="CreateTopics",version="7"}' in text
+    assert 'fauxka_forwarding_requests_total{api="create_topics"}' in text

@@ -134,8 +134,8 @@ def test_fetch_v0_to_v3_down_convert_v2_batches_from_the_fetch_offset(cluster):
                        (magic, 2, NOW + 2 if magic else None, b"z", b"c", 0)]
     _produce(address, topic, 1, _message_set(0, count=5))
     metrics = _metrics(cluster, address)
-    assert metrics[f'fauxka_topic_message_conversions_total{{api="fetch",topic="{topic}"}}'] == 8  # 4 fetches x 2
-    assert metrics[f'fauxka_topic_message_conversions_total{{api="produce",topic="{topic}"}}'] == 5
+    assert metrics[f'kafka_server_brokertopicmetrics_fetchmessageconversions_total{{topic="{topic}"}}'] == 8  # 4 fetches x 2
+    assert metrics[f'kafka_server_brokertopicmetrics_producemessageconversions_total{{topic="{topic}"}}'] == 5
 
 
 def _metrics(cluster, address) -> dict[str, float]:

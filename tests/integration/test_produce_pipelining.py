@@ -25,7 +25,7 @@ def log_end_offset(cluster, broker_id: int, topic: str) -> float:
     port = cluster.brokers[broker_id].metrics_port
     text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
     for line in text.splitlines():
-        if line.startswith(f'fauxka_log_end_offset{{partition="0",topic="{topic}"}}'):
+        if line.startswith(f'kafka_log_log_logendoffset{{partition="0",topic="{topic}"}}'):
             return float(line.rsplit(" ", 1)[1])
     return -1.0
 

@@ -120,4 +120,4 @@ def test_transaction_coordinator_metrics(cluster):
     assert _metric(port, "fauxka_transaction_markers_seconds_count") == markers + 2
     assert _metric(port, 'fauxka_transactions{state="CompleteAbort"}') >= 1
     assert _metric(port, 'fauxka_transaction_partitions{state="active"}') >= 1
-    assert _metric(port, 'fauxka_transaction_partition_load_time_seconds{stat="max"}') >= 0
+    assert _metric(port, "kafka_server_transaction_coordinator_metrics_partition_load_time_max") >= 0

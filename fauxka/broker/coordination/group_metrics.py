@@ -1,9 +1,15 @@
-"""Group coordinator metrics (Kafka's GroupMetadataManager NumGroups*/NumOffsets and
-GroupCoordinator rebalance/commit rates), plus consumer lag per group and partition (committed
-offset vs the partition's log end, as this broker's replica knows it), which Kafka leaves to tools.
+"""Group coordinator metrics: Kafka's kafka.coordinator.group:type=GroupMetadataManager gauges
+(NumGroups, NumGroups{State}, NumOffsets) and group-coordinator-metrics partition-load-time-max/-avg,
+named as the JMX exporter names them with config/kafka-metrics-extra-rules.yaml added to Strimzi's
+rules (which export nothing of kafka.coordinator.* nor of the kafka.server beans without `name=`);
+fauxka's own rebalances and offset commits counters, and consumer lag per group and partition
+(committed offset vs the partition's log end, as this broker's replica knows it), which Kafka
+leaves to tools.
 
 Gauges are computed when /metrics is scraped, from the groups this broker coordinates.
 """
+
+import time
 
 from prometheus_client import Counter
 from prometheus_client.core import GaugeMetricFamily
@@ -11,8 +17,10 @@ from prometheus_client.core import GaugeMetricFamily
 from fauxka.coordinator.group.coordinator import GroupCoordinator
 from fauxka.coordinator.loads import PartitionLoads
 
+from ..kafka_exposition import gauge, load_times
 from .replica_host import ReplicaHost
 
+_MANAGER = "kafka_coordinator_group_groupmetadatamanager"
 _STATES = ("Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead")
 
 
@@ -46,16 +54,14 @@ class GroupMetrics:
 
     def collect(self):
         groups = dict(self._groups.groups)  # scraped from the metrics thread: copies
-        by_state = GaugeMetricFamily("fauxka_groups", "Groups this broker coordinates, by state", labels=["state"])
         counts = dict.fromkeys(_STATES, 0)
         for g in groups.values():
             counts[g.state.value] += 1
+        yield gauge(f"{_MANAGER}_numgroups", "GroupMetadataManager NumGroups: groups coordinated here", len(groups))
         for state, n in counts.items():
-            by_state.add_metric([state], n)
-        yield by_state
+            yield gauge(f"{_MANAGER}_numgroups{state.lower()}", f"GroupMetadataManager NumGroups{state}", n)
         members = GaugeMetricFamily("fauxka_group_members", "Members of the groups this broker coordinates",
                                     labels=["group"])
-        offsets = GaugeMetricFamily("fauxka_group_offsets", "Committed offsets held (NumOffsets)")
         lag = GaugeMetricFamily("fauxka_consumer_lag", "Log end offset minus the committed offset, where this "
                                 "broker holds a replica of the partition", labels=["group", "topic", "partition"])
         total = 0
@@ -67,9 +73,8 @@ class GroupMetrics:
                 high_watermark = self._host.high_watermark(topic, index)
                 if high_watermark is not None:
                     lag.add_metric([g.group_id, topic, str(index)], max(high_watermark - committed.offset, 0))
-        offsets.add_metric([], total)
         yield members
-        yield offsets
+        yield gauge(f"{_MANAGER}_numoffsets", "GroupMetadataManager NumOffsets: committed offsets held", total)
         yield lag
         loading = GaugeMetricFamily("fauxka_group_partitions", "__consumer_offsets partitions coordinated here",
                                     labels=["state"])
@@ -77,3 +82,5 @@ class GroupMetrics:
         for state in ("loading", "active"):
             loading.add_metric([state], sum(1 for s, _ in parts if s.value == state))
         yield loading
+        yield from load_times("kafka_server_group_coordinator_metrics", "group-coordinator-metrics",
+                              self._loads.recent_loads, time.monotonic())

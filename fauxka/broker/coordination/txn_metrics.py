@@ -1,5 +1,6 @@
 """Transaction coordinator metrics: Kafka's transaction-coordinator-metrics partition-load-time-max
-/ -avg (loads finished in the last 30 seconds, as Kafka's sensor window), the transactional ids
+/ -avg (ms, loads finished in the last 30 seconds, as Kafka's sensor window; named as the JMX exporter
+names them with config/kafka-metrics-extra-rules.yaml added to Strimzi's rules), the transactional ids
 coordinated here by state (Kafka has no such gauge: `kafka-transactions --list`), the transactions
 completed and timed out, and the time from Prepare* to every marker written (what Kafka's
 TransactionMarkerChannelManager queues hold).
@@ -14,6 +15,8 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Summa
 from fauxka.coordinator.loads import PartitionLoads
 from fauxka.coordinator.txn.coordinator import TransactionCoordinator
 from fauxka.coordinator.txn.state import TxnState
+
+from ..kafka_exposition import load_times
 
 LOAD_WINDOW_S = 30
 
@@ -57,12 +60,5 @@ class TxnMetrics:
         for state in ("loading", "active"):
             partitions.add_metric([state], sum(1 for s, _ in parts if s.value == state))
         yield partitions
-        since = time.monotonic() - LOAD_WINDOW_S
-        recent = [ms for at, ms in list(self._loads.recent_loads) if at >= since]
-        # seconds, as Prometheus names want (promtool refuses _ms); Kafka's metric is in ms
-        load = GaugeMetricFamily("fauxka_transaction_partition_load_time_seconds", "Time to load a "
-                                 f"__transaction_state partition, over loads finished in the last {LOAD_WINDOW_S} s",
-                                 labels=["stat"])
-        load.add_metric(["max"], max(recent) / 1000 if recent else 0.0)
-        load.add_metric(["avg"], sum(recent) / len(recent) / 1000 if recent else 0.0)
-        yield load
+        yield from load_times("kafka_server_transaction_coordinator_metrics", "transaction-coordinator-metrics",
+                              self._loads.recent_loads, time.monotonic(), LOAD_WINDOW_S)

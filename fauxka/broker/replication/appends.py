@@ -97,8 +97,10 @@ class Appender:
             partition: Partition = hosted.leader_partition(*key)
             info = partition.append_records_to_leader(records or b"", acks, int(time.time() * 1000), origin)
         except KafkaError as exc:
+            self._metrics.produce_request(key[0], exc.code, len(records or b""), getattr(exc, "invalid", None))
             return AppendResult(error=exc.code, error_message=exc.message,
                                 record_errors=list(getattr(exc, "record_errors", None) or ()))
+        self._metrics.produce_request(key[0], ErrorCode.none)
         if not info.duplicate:
             self._metrics.appended(key[0], len(records or b""), info.record_count)
             if magic_of(records) < 2:  # a magic 0/1 message set, converted to v2 by storage

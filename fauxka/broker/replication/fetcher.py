@@ -310,6 +310,7 @@ class Fetcher:
             return True
         if data.records:
             log.append_as_follower(bytes(data.records))
+            self._hosted.replicated_in(len(data.records))
         log.high_watermark = min(data.high_watermark, log.log_end_offset)  # then the log start, as Kafka's
         if data.log_start_offset > log.log_start_offset:  # processPartitionData (DeleteRecords, retention)
             log.advance_log_start_offset(min(data.log_start_offset, log.high_watermark))

@@ -1,6 +1,8 @@
 """The partitions this broker hosts and the waits on them: what the replica manager's parts share
 (appends, reads, follower fetches, ISR changes, metrics), so that none of them needs the manager."""
 
+from collections.abc import Callable
+
 from fauxka.model.errors import ErrorCode, KafkaError
 
 from ..metadata_cache import MetadataCache
@@ -16,6 +18,8 @@ class HostedPartitions:
         # every wait (acks=all, long-poll fetch, DeleteRecords) keyed by (topic, partition), woken by
         # appends and high-watermark moves
         self.purgatory = Purgatory()
+        # bytes a follower appended (the replica manager points it at BrokerTopicMetrics ReplicationBytesIn)
+        self.replicated_in: Callable[[int], None] = lambda size: None
 
     def assigned(self, topic: str, index: int) -> list[int] | None:
         """The partition's replicas if the controller assigned one of them to this broker."""

@@ -94,6 +94,7 @@ class IsrManager:
             return  # a new leadership or partition state replaced the pending one meanwhile
         partition.pending_isr = None
         if result.error != ErrorCode.none:  # refused: not written, the committed ISR stands
+            self._metrics.isr_changed("failed")  # Kafka's FailedIsrUpdatesPerSec
             self._log.info("alter partition refused", topic=partition.topic, partition=partition.index,
                            error=ErrorCode(result.error).name, wanted=new_isr)
             if partition.maybe_advance_high_watermark():

@@ -90,6 +90,7 @@ class Reader:
             results = self._read_all(wants, follower, isolation_level, max_bytes, hard_max_bytes)
         metrics = self._metrics
         for want, result in zip(wants, results):
+            metrics.fetch_request(want.topic, result.error)
             if result.records:
                 metrics.read(want.topic, len(result.records), follower)
         return results

@@ -60,7 +60,8 @@ class ReplicaManager:
         self.hosted = hosted = HostedPartitions(self.broker_id, cache)
         self.partitions = hosted.partitions
         self.purgatory = hosted.purgatory
-        self.metrics = ReplicationMetrics(registry, self.partitions)
+        self.metrics = ReplicationMetrics(registry, self.partitions, failed_logs)
+        hosted.replicated_in = self.metrics.replicated_in
         self.isr = IsrManager(hosted, controller_channel, cache, self.metrics, config["replica.lag.time.max.ms"],
                               self.spawn, self.log)
         self.appender = Appender(hosted, self.purgatory, self.metrics, config)
