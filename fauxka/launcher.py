@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from . import zookeeper
+from .pids import alive, terminate
 
 STATE_FILE = "cluster.json"
 
@@ -222,7 +223,7 @@ def _last_line(path: Path) -> str:
 
 def _check_running(state: dict, zk: subprocess.Popen | None, data_dir: Path) -> None:
     """Raise, with the reason, once a broker or ZooKeeper has exited: `up` fails at once."""
-    dead = [b for b in state["brokers"] if not _alive(b["pid"])]
+    dead = [b for b in state["brokers"] if not alive(b["pid"])]
     if dead:
         raise BrokersNotStarted(f"broker {dead[0]['id']} exited" + _last_line(data_dir / f"broker-{dead[0]['id']}.out"))
     if zk is not None and zk.poll() is not None:
@@ -265,11 +266,11 @@ def _watch(state: dict, zk: subprocess.Popen | None, stop: dict) -> int:
     while stop["signal"] is None:
         _follow_process_faults(state)
         zk_state = state.get("zookeeper")
-        if zk is not None and zk_state and not zk_state.get("stopped") and not _alive(zk_state["pid"]):
+        if zk is not None and zk_state and not zk_state.get("stopped") and not alive(zk_state["pid"]):
             print(f"ZooKeeper (pid {zk_state['pid']}) exited; stopping the cluster", file=sys.stderr)
             code = 1
             break
-        dead = [b for b in state["brokers"] if not b.get("stopped") and not _alive(b["pid"])]  # forked: not ours
+        dead = [b for b in state["brokers"] if not b.get("stopped") and not alive(b["pid"])]  # forked: not ours
         if dead:
             print(f"broker {dead[0]['id']} (pid {dead[0]['pid']}) exited; stopping the cluster", file=sys.stderr)
             code = 1
@@ -313,55 +314,14 @@ def _stop(state: dict, grace_s: float = 10.0, kill: bool = False) -> None:
     pids = [b["pid"] for b in state.get("brokers", []) if b.get("pid")]
     zookeeper_pids = [state["zookeeper"]["pid"]] if state.get("zookeeper") else []
     if kill:
-        _terminate(pids + zookeeper_pids, 0)
+        terminate(pids + zookeeper_pids, 0)
     else:
-        _terminate(pids, grace_s)
+        terminate(pids, grace_s)
         if zookeeper_pids:
-            _terminate(zookeeper_pids, grace_s)
+            terminate(zookeeper_pids, grace_s)
     data_dir = state.get("data_dir")
     if data_dir:
         (Path(data_dir) / STATE_FILE).unlink(missing_ok=True)
-
-
-def _terminate(pids: list[int], grace_s: float) -> None:
-    for pid in pids:
-        _signal(pid, signal.SIGCONT)  # a paused broker (fauxka pause) must see the SIGTERM
-        _signal(pid, signal.SIGTERM)
-    deadline = time.monotonic() + grace_s
-    while time.monotonic() < deadline and any(_alive(pid) for pid in pids):
-        time.sleep(0.05)
-    for pid in pids:
-        if _alive(pid):
-            _signal(pid, signal.SIGKILL)
-    for pid in pids:
-        _reap(pid)
-
-
-def _signal(pid: int, sig: int) -> None:
-    try:
-        os.kill(pid, sig)
-    except ProcessLookupError:
-        pass
-
-
-def _reap(pid: int) -> None:
-    try:
-        os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        pass
-
-
-def _alive(pid: int) -> bool:
-    _reap(pid)  # a zombie child of ours counts as gone
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split()[2] != "Z"
-    except OSError:
-        return True
 
 
 def _write_state(data_dir: Path, state: dict) -> None:
@@ -382,7 +342,7 @@ def _running_state(data_dir: Path) -> bool:
         return False
     pids = [b["pid"] for b in state.get("brokers", []) if b.get("pid")]
     pids += [state["zookeeper"]["pid"]] if state.get("zookeeper") else []
-    return any(_alive(pid) for pid in pids)
+    return any(alive(pid) for pid in pids)
 
 
 def status(data_dir: Path, bootstrap: str | None, zk_connect: str | None) -> int:

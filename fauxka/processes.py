@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from . import launcher, zookeeper
+from .pids import alive
 
 ACTIONS = ("kill", "terminate", "pause", "resume", "restart")
 ZOOKEEPER = "zookeeper"  # the target naming `up`'s ZooKeeper rather than a broker
@@ -39,7 +40,7 @@ def act(data_dir: Path, action: str, broker_id: "int | str", timeout_s: float = 
         raise ProcessFaultError(f"no cluster state in {data_dir} (start one with fauxka up)")
     b, name = _process(state, broker_id)
     pid = b.get("pid")
-    running = bool(pid) and not b.get("stopped") and launcher._alive(pid)
+    running = bool(pid) and not b.get("stopped") and alive(pid)
     if action == "pause":
         _need(running, name)
         os.kill(pid, signal.SIGSTOP)
@@ -101,7 +102,7 @@ def _need(running: bool, name: str) -> None:
 
 def _wait_gone(pid: int, timeout_s: float) -> None:
     deadline = time.monotonic() + timeout_s
-    while launcher._alive(pid):
+    while alive(pid):
         if time.monotonic() > deadline:
             os.kill(pid, signal.SIGKILL)
             deadline = time.monotonic() + 5

@@ -14,6 +14,7 @@ import uuid
 from pathlib import Path
 
 from fauxka import launcher, processes, trace
+from fauxka.pids import alive
 from fauxka.faults import FaultClient, make_fault
 from fauxka.ports import free_ports
 from fauxka.model.faults import Fault, decode_obeyed
@@ -293,7 +294,7 @@ class Cluster:
     def alive(self, broker_id: int) -> bool:
         """Whether the broker's process runs (a paused one included)."""
         state = launcher._read_state(self.data_dir.resolve()) or {}
-        return any(b["id"] == broker_id and b.get("pid") and not b.get("stopped") and launcher._alive(b["pid"])
+        return any(b["id"] == broker_id and b.get("pid") and not b.get("stopped") and alive(b["pid"])
                    for b in state.get("brokers", []))
 
     def registered(self) -> set[int]:
