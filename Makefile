@@ -17,7 +17,7 @@ compose-test: install
 
 # librdkafka's own integration suite (scripts/conformance): fetches and builds librdkafka 2.12.0 and
 # its test-runner once into .conformance/, then runs the chosen tests one by one against a fresh
-# cluster per scenario (default, ssl, sasl_ssl_scram, sasl_ssl_plain, noautocreate; one of them:
+# cluster per scenario (default, ssl, sasl_ssl_scram/_plain/_oauthbearer, noautocreate; one of them:
 # ./scripts/conformance --scenario ssl); the table goes to .conformance/run/results.md.
 conformance: install
 	./scripts/conformance

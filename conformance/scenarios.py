@@ -8,6 +8,9 @@ and hands the clients their settings (tests/LibrdkafkaTestApp.py):
 - sasl_ssl_scram / sasl_ssl_plain: trivup's --ssl --sasl SCRAM-SHA-512 / PLAIN: every client talks
   SASL_SSL as trivup's user testuser/testpass; connections.max.reauth.ms=10000 as librdkafka's
   interactive_broker_version.py sets it (0142 re-authenticates against it);
+- sasl_ssl_oauthbearer: trivup's --ssl --sasl OAUTHBEARER without an OIDC server: librdkafka's
+  unsecured JWT (enable.sasl.oauthbearer.unsecure.jwt, `scope=requiredScope principal=admin`)
+  against Kafka's default unsecured validator requiring that scope, User:admin a super user;
 - noautocreate: tests/scenarios/noautocreate.json (auto.create.topics.enable=false), test-runner's
   scenario of that name: the tests librdkafka's test.c gives `.scenario = "noautocreate"`.
 
@@ -57,19 +60,22 @@ class Scenario:
         return self.protocol in ("SSL", "SASL_SSL")
 
 
-# CI's quick run of a secured scenario: the tests of its own feature, and a producer, a consumer
-# group and transactions (not again in sasl_ssl_plain: the same TLS, another login) through the
-# secured listener: about 2 minutes each, not the whole suite again
-SECURED_QUICK = ("0001", "0012", "0030", "0103")
+# CI's quick run of a secured scenario: the tests of its own feature, and a producer and a consumer
+# group through the secured listener (transactions, 0103, once: in sasl_ssl_scram): about a minute
+# each, not the whole suite again
+SECURED_QUICK = ("0001", "0012", "0030")
 
 SCENARIOS = {s.name: s for s in [
     Scenario("default", "default", "PLAINTEXT"),
     Scenario("ssl", "default", "SSL", quick=SECURED_QUICK,
              broker_extra=("ssl.enabled.protocols=TLSv1.2,TLSv1.1,TLSv1",)),
-    Scenario("sasl_ssl_scram", "default", "SASL_SSL", "SCRAM-SHA-512", quick=("0135", "0142", *SECURED_QUICK),
+    Scenario("sasl_ssl_scram", "default", "SASL_SSL", "SCRAM-SHA-512", quick=("0135", "0142", *SECURED_QUICK, "0103"),
              broker_extra=("ssl.enabled.protocols=TLSv1.2,TLSv1.1,TLSv1", "connections.max.reauth.ms=10000")),
-    Scenario("sasl_ssl_plain", "default", "SASL_SSL", "PLAIN", quick=("0135", *SECURED_QUICK[:-1]),
+    Scenario("sasl_ssl_plain", "default", "SASL_SSL", "PLAIN", quick=("0135", *SECURED_QUICK),
              broker_extra=("ssl.enabled.protocols=TLSv1.2,TLSv1.1,TLSv1", "connections.max.reauth.ms=10000")),
+    Scenario("sasl_ssl_oauthbearer", "default", "SASL_SSL", "OAUTHBEARER", quick=SECURED_QUICK,
+             broker_extra=("ssl.enabled.protocols=TLSv1.2,TLSv1.1,TLSv1", "connections.max.reauth.ms=10000",
+                           "super.users=User:admin")),
     # test.c: 0045_subscribe_update_topic_remove, 0045_subscribe_update_non_exist_and_partchange,
     # 0107_topic_recreate, 0111_delay_create_topics
     # test-runner's quick mode leaves out both 0045 cases: --quick runs this scenario's four in full (1.6 min)
@@ -85,11 +91,14 @@ def broker_settings(scenario: Scenario, ssl: SslMaterial | None) -> list[str]:
     if scenario.tls:
         lines += ssl.broker_props
     if scenario.mechanism:
-        module = ("org.apache.kafka.common.security.plain.PlainLoginModule required "
-                  f'username="{SASL_USER}" password="{SASL_PASSWORD}" user_{SASL_USER}="{SASL_PASSWORD}";'
-                  if scenario.mechanism == "PLAIN" else
-                  "org.apache.kafka.common.security.scram.ScramLoginModule required "
-                  f'username="{SASL_USER}" password="{SASL_PASSWORD}";')
+        module = {
+            "PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule required "
+                     f'username="{SASL_USER}" password="{SASL_PASSWORD}" user_{SASL_USER}="{SASL_PASSWORD}";',
+            "OAUTHBEARER": "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
+                           'unsecuredLoginLifetimeSeconds="3600" unsecuredLoginStringClaim_sub="admin" '
+                           'unsecuredValidatorRequiredScope="requiredScope";',
+        }.get(scenario.mechanism, "org.apache.kafka.common.security.scram.ScramLoginModule required "
+                                  f'username="{SASL_USER}" password="{SASL_PASSWORD}";')
         lines += [f"sasl.enabled.mechanisms={scenario.mechanism}",
                   f"listener.name.sasl_ssl.{scenario.mechanism.lower()}.sasl.jaas.config={module}"]
     return lines
@@ -105,7 +114,10 @@ def listeners(scenario: Scenario, port: int) -> str:
 def client_settings(scenario: Scenario, ssl: SslMaterial | None) -> list[str]:
     """test.conf's security lines, as LibrdkafkaTestApp writes them."""
     lines = [f"security.protocol={scenario.protocol}"]
-    if scenario.mechanism:
+    if scenario.mechanism == "OAUTHBEARER":  # LibrdkafkaTestApp without an OIDC app
+        lines += ["sasl.mechanisms=OAUTHBEARER", "enable.sasl.oauthbearer.unsecure.jwt=true",
+                  "sasl.oauthbearer.config=scope=requiredScope principal=admin"]
+    elif scenario.mechanism:
         lines += [f"sasl.mechanisms={scenario.mechanism}", f"sasl.username={SASL_USER}",
                   f"sasl.password={SASL_PASSWORD}"]
     if scenario.tls:
