@@ -17,10 +17,12 @@ compose-test: install
 
 # librdkafka's own integration suite (scripts/conformance): fetches and builds librdkafka 2.12.0 and
 # its test-runner once into .conformance/, then runs the chosen tests one by one against a fresh
-# cluster configured as librdkafka's default test scenario; the table goes to .conformance/run/results.md.
+# cluster per scenario (default, ssl, sasl_ssl_scram/_plain/_oauthbearer, noautocreate; one of them:
+# ./scripts/conformance --scenario ssl); the table goes to .conformance/run/results.md.
 conformance: install
 	./scripts/conformance
 
-# What CI runs: the same tests in test-runner's quick mode (-Q: the sub-tests librdkafka marks quick).
+# What CI runs: test-runner's quick mode (-Q: the sub-tests librdkafka marks quick): every chosen test
+# in the default scenario, a few in each secured one, noautocreate's four.
 conformance-quick: install
 	./scripts/conformance --quick

@@ -1,9 +1,10 @@
 """Runs librdkafka's own integration tests (its tests/test-runner) one test number at a time against
-a fresh `fauxka up` configured as librdkafka's default test scenario, and prints a table.
+a fresh `fauxka up` per scenario (conformance/scenarios.py: default, ssl, sasl_ssl_scram,
+sasl_ssl_plain, noautocreate; --scenario picks some), and prints a table with a column per scenario.
 
 scripts/conformance fetches and builds librdkafka first, then runs this. The tests left out, and
-why, are in conformance/excluded.txt. --quick runs the same tests in test-runner's quick mode (-Q),
-which CI runs."""
+why, are in conformance/excluded.txt. --quick runs test-runner's quick mode (-Q), which CI runs: every
+chosen test in the default and noautocreate scenarios, a few in each secured one (Scenario.quick)."""
 
 import argparse
 import json
@@ -15,25 +16,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import ssl_material
+from scenarios import SCENARIOS, SECURE_PORT_OFFSET, Scenario, broker_settings, client_settings, listeners, prepare
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 KAFKA_VERSION = "3.9.0"  # what the cluster stands in for: the tests pick their features by it
-
-# The broker settings of librdkafka's default test scenario: tests/scenarios/default.json
-# (auto-creation, 4 partitions, replication factor 3) as trivup's KafkaBrokerApp writes them into
-# server.properties, with its ACL authorizer open to everyone where no ACL names a resource.
-# group.initial.rebalance.delay.ms goes back to Kafka's 3000 (trivup keeps Kafka's default; `fauxka
-# up` sets 0). trivup's per-broker broker.rack + RackAwareReplicaSelector are left out (excluded.txt: 0101).
-SCENARIO = [
-    "auto.create.topics.enable=true",
-    "num.partitions=4",
-    "default.replication.factor=3",
-    "offsets.topic.replication.factor=3",
-    "delete.topic.enable=true",
-    "authorizer.class.name=kafka.security.authorizer.AclAuthorizer",
-    "allow.everyone.if.no.acl.found=true",
-    "group.initial.rebalance.delay.ms=3000",
-]
 
 # A summary line of test-runner: "|<colour> 0001_multiobj   |     PASSED |   3.210s <colour>| reason"
 SUMMARY = re.compile(r"^\|\S*\s+(?P<name>\d{4}_\w+)\s+\|\s+(?P<state>[A-Z_]+)\s+\|\s+(?P<secs>[\d.]+)s\s*\S*\|(?P<rest>.*)$")
@@ -64,18 +52,33 @@ def all_numbers(tests_dir: Path) -> list[str]:
     return sorted({p.name[:4] for p in tests_dir.glob("0[0-9][0-9][0-9]-*.c*")})
 
 
-def start_cluster(data_dir: Path, brokers: int) -> dict:
+def start_cluster(data_dir: Path, brokers: int, scenario: Scenario, ssl) -> dict:
     sys.path.insert(0, str(ROOT))
     from fauxka.ports import free_ports
 
-    base, zk = free_ports(brokers), free_ports(1)
+    zk = free_ports(1)
+    # one free block from the first broker's port to the last one's secure listener (base + offset)
+    base = free_ports(brokers + (SECURE_PORT_OFFSET if scenario.protocol != "PLAINTEXT" else 0))
     command = [str(ROOT / ".venv/bin/fauxka"), "up", "--detach", "--brokers", str(brokers),
                "--data-dir", str(data_dir), "--base-port", str(base), "--zookeeper-port", str(zk),
                "--metrics-base-port", "0", "--timeout", "180"]
-    for item in SCENARIO:
+    for item in broker_settings(scenario, ssl):
         command += ["--override", item]
+    for broker_id in range(1, brokers + 1):
+        command += ["--broker-override", f"{broker_id}:listeners={listeners(scenario, base + broker_id - 1)}"]
     subprocess.run(command, check=True, cwd=ROOT)
-    return json.loads((data_dir / "cluster.json").read_text())
+    state = json.loads((data_dir / "cluster.json").read_text())
+    prepare(scenario, plaintext_bootstrap(state), [secure_address(scenario, b) for b in state["brokers"]], ssl)
+    return state
+
+
+def plaintext_bootstrap(state: dict) -> str:
+    return ",".join(f"127.0.0.1:{b['port']}" for b in state["brokers"])
+
+
+def secure_address(scenario: Scenario, broker: dict) -> str:
+    port = broker["port"] + (SECURE_PORT_OFFSET if scenario.protocol != "PLAINTEXT" else 0)
+    return f"127.0.0.1:{port}"
 
 
 def stop_cluster(data_dir: Path) -> None:
@@ -97,26 +100,31 @@ def kafka_path(work: Path, java_lib: Path) -> Path:
     return path
 
 
-def test_environment(state: dict, work: Path, multiplier: float, java_lib: Path, librdkafka: Path) -> dict:
-    """What trivup's LibrdkafkaTestApp hands the test-runner: test.conf, BROKERS, ZK_ADDRESS,
-    BROKER_ADDRESS_<id>, KAFKA_PATH (here: the stand-in CLI tools), TEST_KAFKA_VERSION."""
-    bootstrap = ",".join(f"127.0.0.1:{b['port']}" for b in state["brokers"])
-    conf = work / "test.conf"
+def test_environment(state: dict, work: Path, multiplier: float, java_lib: Path, librdkafka: Path,
+                     scenario: Scenario, ssl) -> dict:
+    """What trivup's LibrdkafkaTestApp hands the test-runner: test.conf (the scenario's listener and
+    security settings), BROKERS, ZK_ADDRESS, BROKER_ADDRESS_<id>, KAFKA_PATH (here: the stand-in CLI
+    tools), TEST_KAFKA_VERSION, TEST_SCENARIO, and with TLS the SSL_* files."""
+    secure = ",".join(secure_address(scenario, b) for b in state["brokers"])
+    conf = work / f"test-{scenario.name}.conf"
     conf.write_text("\n".join([
         "broker.address.family=v4",
         f"test.timeout.multiplier={multiplier:g}",
-        f"bootstrap.servers={bootstrap}",
-        "security.protocol=PLAINTEXT",
+        f"bootstrap.servers={secure}",
+        *client_settings(scenario, ssl),
         ""]))
-    env = dict(os.environ, RDKAFKA_TEST_CONF=str(conf), BROKERS=bootstrap, ZK_ADDRESS=state["zookeeper_connect"],
-               KAFKA_PATH=str(kafka_path(work, java_lib)), TEST_KAFKA_VERSION=KAFKA_VERSION, TEST_SCENARIO="default",
+    env = dict(os.environ, RDKAFKA_TEST_CONF=str(conf), BROKERS=plaintext_bootstrap(state),
+               ZK_ADDRESS=state["zookeeper_connect"], KAFKA_PATH=str(kafka_path(work, java_lib)),
+               TEST_KAFKA_VERSION=KAFKA_VERSION, TEST_SCENARIO=scenario.test_scenario,
                RDKAFKA_GITVER="2.12.0 (node-rdkafka 3.6.1)")
+    if scenario.tls:
+        env.update(ssl.env)
     # The libraries just built, not a system librdkafka (kcat's Debian package brings one): as run-test.sh does
     env["LD_LIBRARY_PATH"] = ":".join(filter(None, [str(librdkafka / "src"), str(librdkafka / "src-cpp"),
                                                     os.environ.get("LD_LIBRARY_PATH")]))
     env.pop("CI", None)  # test-runner shortens its timeouts under CI; the suite's defaults stand
     for b in state["brokers"]:
-        env[f"BROKER_ADDRESS_{b['id']}"] = f"PLAINTEXT://127.0.0.1:{b['port']}"
+        env[f"BROKER_ADDRESS_{b['id']}"] = f"{scenario.protocol}://{secure_address(scenario, b)}"
         env[f"BROKER_PID_{b['id']}"] = str(b["pid"])
     return env
 
@@ -183,12 +191,54 @@ def _last(text: str) -> str:
     return lines[-1].strip()[:300] if lines else ""
 
 
-def table(rows: list[Row]) -> str:
-    lines = ["| test | result | seconds | first failure |", "|---|---|---:|---|"]
-    for r in rows:
-        failure = r.failure.replace("|", "\\|")
-        lines.append(f"| {r.test} | {r.result} | {r.seconds:.1f} | {failure} |")
-    return "\n".join(lines)
+def scenario_table(by_scenario: dict[str, list[Row]]) -> str:
+    """A row per test, a column per scenario (result and seconds; - where it did not run), then the
+    first failure of each failed cell."""
+    names = list(by_scenario)
+    tests = list(dict.fromkeys(r.test for rows in by_scenario.values() for r in rows))
+    cells = {(name, r.test): r for name, rows in by_scenario.items() for r in rows}
+    lines = ["| test | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+    for test in sorted(tests):
+        row = [f"{cells[(n, test)].result} {cells[(n, test)].seconds:.1f} s" if (n, test) in cells else "-"
+               for n in names]
+        lines.append(f"| {test} | " + " | ".join(row) + " |")
+    failures = [f"- {name} {r.test}: {r.result} {r.failure}" for name, rows in by_scenario.items() for r in rows
+                if r.result not in ("PASSED", "SKIPPED")]
+    return "\n".join(lines + ([""] + failures if failures else []))
+
+
+def chosen_numbers(scenario: Scenario, requested: list[str], everything: list[str], quick: bool) -> list[str]:
+    """The numbers a scenario runs: those asked for (of its own, if it has its own), else its own,
+    else in --quick its quick subset, else every number not excluded."""
+    if requested:
+        return [n for n in requested if not scenario.only or n in scenario.only]
+    if scenario.only:
+        return list(scenario.only)
+    if quick and scenario.quick:
+        return list(scenario.quick)
+    return everything
+
+
+def run_scenario(scenario: Scenario, numbers: list[str], args, tests_dir: Path, work: Path, ssl) -> list[Row]:
+    logs = work / "logs" / scenario.name
+    logs.mkdir(parents=True)
+    data_dir = work / "cluster"
+    if (data_dir / "cluster.json").exists():
+        stop_cluster(data_dir)  # a run interrupted before it stopped its cluster
+    subprocess.run(["rm", "-rf", str(data_dir)], check=True)
+    print(f"\n== scenario {scenario.name}: {len(numbers)} test numbers ==", flush=True)
+    state = start_cluster(data_dir, 3, scenario, ssl)
+    rows: list[Row] = []
+    try:
+        env = test_environment(state, work, args.multiplier, args.java_lib, tests_dir.parent, scenario, ssl)
+        for number in numbers:
+            new = run_one(number, tests_dir, env, logs, args.timeout, args.quick and scenario.runner_quick)
+            for row in new:
+                print(f"{row.test:<48} {row.result:<8} {row.seconds:7.1f}  {row.failure[:160]}", flush=True)
+            rows += new
+    finally:
+        stop_cluster(data_dir)
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -196,7 +246,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--librdkafka", type=Path, required=True, help="built librdkafka source tree")
     p.add_argument("--work", type=Path, required=True, help="cluster data, logs and the result table go here")
     p.add_argument("--quick", action="store_true",
-                   help="test-runner's quick mode (-Q: its sub-tests marked quick, fewer messages): what CI runs")
+                   help="test-runner's quick mode (-Q: its sub-tests marked quick, fewer messages), a few tests "
+                        "in each secured scenario: what CI runs")
+    p.add_argument("--scenario", action="append", choices=list(SCENARIOS),
+                   help="run in this scenario (repeatable; default: every one)")
     p.add_argument("--java-lib", type=Path, default=ROOT / ".cache" / "java-clients" / "lib",
                    help="kafka-clients.jar and the jars it needs (scripts/install fetches them)")
     p.add_argument("--multiplier", type=float, default=2.0,
@@ -207,38 +260,31 @@ def main(argv: list[str] | None = None) -> int:
 
     tests_dir = args.librdkafka.resolve() / "tests"
     excluded = numbers_in(HERE / "excluded.txt")
-    chosen = args.tests or [n for n in all_numbers(tests_dir) if n not in excluded]
+    everything = [n for n in all_numbers(tests_dir) if n not in excluded]
+    scenarios = [SCENARIOS[name] for name in (args.scenario or SCENARIOS)]
     work = args.work.resolve()
-    logs = work / "logs"
-    subprocess.run(["rm", "-rf", str(logs)], check=True)
-    logs.mkdir(parents=True)
+    subprocess.run(["rm", "-rf", str(work / "logs")], check=True)
     result = work / "results.md"
-    data_dir = work / "cluster"
-    if (data_dir / "cluster.json").exists():
-        stop_cluster(data_dir)  # a run interrupted before it stopped its cluster
-    subprocess.run(["rm", "-rf", str(data_dir)], check=True)
+    ssl = ssl_material.make(work / "ssl") if any(s.tls for s in scenarios) else None
 
     started = time.monotonic()
-    state = start_cluster(data_dir, 3)
-    rows: list[Row] = []
-    try:
-        env = test_environment(state, work, args.multiplier, args.java_lib, tests_dir.parent)
-        for number in chosen:
-            new = run_one(number, tests_dir, env, logs, args.timeout, args.quick)
-            for row in new:
-                print(f"{row.test:<48} {row.result:<8} {row.seconds:7.1f}  {row.failure[:160]}", flush=True)
-            rows += new
-            result.write_text(f"(running)\n\n{table(rows)}\n")
-    finally:
-        stop_cluster(data_dir)
+    by_scenario: dict[str, list[Row]] = {}
+    for scenario in scenarios:
+        numbers = chosen_numbers(scenario, args.tests, everything, args.quick)
+        if numbers:
+            by_scenario[scenario.name] = run_scenario(scenario, numbers, args, tests_dir, work, ssl)
+            result.write_text(f"(running)\n\n{scenario_table(by_scenario)}\n")
     total = time.monotonic() - started
-    passed = sum(r.result == "PASSED" for r in rows)
+    rows = [r for rows in by_scenario.values() for r in rows]
     failed = [r for r in rows if r.result not in ("PASSED", "SKIPPED")]
-    summary = (f"librdkafka 2.12.0 test-runner against fauxka: {len(chosen)} test numbers, {len(rows)} tests, "
-               f"{passed} passed, {len(failed)} not passed, {sum(r.result == 'SKIPPED' for r in rows)} skipped; "
-               f"{total / 60:.1f} min in all (logs in {logs})")
-    result.write_text(f"{summary}\n\n{table(rows)}\n")
-    print(f"\n{table(rows)}\n\n{summary}\ntable written to {result}")
+    counts = "; ".join(f"{name}: {sum(r.result == 'PASSED' for r in rs)}/{len(rs)} passed"
+                       for name, rs in by_scenario.items())
+    summary = (f"librdkafka 2.12.0 test-runner against fauxka{' (quick mode)' if args.quick else ''}: "
+               f"{len(rows)} tests, {sum(r.result == 'PASSED' for r in rows)} passed, {len(failed)} not passed, "
+               f"{sum(r.result == 'SKIPPED' for r in rows)} skipped ({counts}); {total / 60:.1f} min in all "
+               f"(logs in {work / 'logs'})")
+    result.write_text(f"{summary}\n\n{scenario_table(by_scenario)}\n")
+    print(f"\n{scenario_table(by_scenario)}\n\n{summary}\ntable written to {result}")
     return 1 if failed else 0
 
 

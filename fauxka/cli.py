@@ -43,6 +43,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--metrics-base-port", type=int, default=7070, help="broker N serves /metrics on base + N; 0 = off")
     p.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
                    help="a broker property for every broker; repeatable")
+    p.add_argument("--broker-override", action="append", default=[], metavar="ID:KEY=VALUE",
+                   help="a property of broker ID only (broker.rack, its listeners), over its file; repeatable")
     p.add_argument("--detach", action="store_true", help="return once ready; stop with `fauxka down`")
     p.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for readiness")
     p.add_argument("--tls", action="store_true",
@@ -98,11 +100,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "up":
         if args.brokers < 1:
             parser.error("--brokers must be at least 1")
+        try:
+            per_broker = launcher.parse_broker_overrides(args.broker_override, args.brokers)
+        except ValueError as exc:
+            parser.error(str(exc))
         return launcher.up(launcher.UpOptions(
             brokers=args.brokers, zookeeper=args.zookeeper, zookeeper_port=args.zookeeper_port,
             data_dir=args.data_dir, base_port=args.base_port, metrics_base_port=args.metrics_base_port,
             overrides=tuple(args.override), detach=args.detach, timeout_s=args.timeout,
-            tls=args.tls))
+            tls=args.tls, broker_overrides=per_broker))
     if args.command == "down":
         return launcher.down(args.data_dir)
     if args.command == "certs":

@@ -7,7 +7,7 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,20 @@ class UpOptions:
     timeout_s: float = 60.0
     tls: bool = False  # SSL listeners with a throw-away CA (data-dir/tls), brokers talk SSL too
     starter: Any = None  # a fauxka.starter.Starter (already imported): forks the brokers at once
+    broker_overrides: dict[int, tuple[str, ...]] = field(default_factory=dict)  # id -> KEY=VALUE, its file only
+
+
+def parse_broker_overrides(items: list[str], brokers: int) -> dict[int, tuple[str, ...]]:
+    """`ID:KEY=VALUE` items by broker id (ValueError names a malformed one or an unknown id)."""
+    out: dict[int, list[str]] = {}
+    for item in items:
+        broker, sep, setting = item.partition(":")
+        if not sep or not broker.strip().isdigit() or "=" not in setting:
+            raise ValueError(f"--broker-override {item!r}: expected ID:KEY=VALUE")
+        if not 1 <= int(broker) <= brokers:
+            raise ValueError(f"--broker-override {item!r}: no broker {broker} (brokers are 1..{brokers})")
+        out.setdefault(int(broker), []).append(setting)
+    return {b: tuple(settings) for b, settings in out.items()}
 
 
 def tls_properties(tls_dir: Path) -> list[str]:
@@ -134,7 +148,7 @@ def up(opts: UpOptions) -> int:
             port = opts.base_port + broker_id - 1
             metrics_port = opts.metrics_base_port + broker_id if opts.metrics_base_port else 0
             state["brokers"].append({"id": broker_id, "pid": None, "port": port, "metrics_port": metrics_port})
-        configs = _write_configs(state["brokers"], zk_connect, data_dir, opts.tls)
+        configs = _write_configs(state["brokers"], zk_connect, data_dir, opts.tls, opts.broker_overrides)
         if opts.starter is not None:  # a kept fauxka.starter.Starter, imported already: forks at once
             pids = opts.starter.fork(configs, opts.overrides, wait_zookeeper and wait_zookeeper[0], opts.timeout_s)
             for b, pid in zip(state["brokers"], pids):
@@ -177,10 +191,12 @@ class BrokersNotStarted(Exception):
     """A broker process exited or was never forked."""
 
 
-def _write_configs(brokers: list[dict], zk_connect: str, data_dir: Path, tls: bool) -> list[Path]:
+def _write_configs(brokers: list[dict], zk_connect: str, data_dir: Path, tls: bool,
+                   per_broker: dict[int, tuple[str, ...]]) -> list[Path]:
     for b in brokers:  # broker-<id>.properties; a broker's output goes to broker-<id>.out
+        own = "".join(f"{item}\n" for item in per_broker.get(b["id"], ()))  # after the defaults: they win
         (data_dir / f"broker-{b['id']}.properties").write_text(
-            broker_properties(b["id"], b["port"], zk_connect, data_dir, b["metrics_port"], tls))
+            broker_properties(b["id"], b["port"], zk_connect, data_dir, b["metrics_port"], tls) + own)
     return [data_dir / f"broker-{b['id']}.properties" for b in brokers]
 
 

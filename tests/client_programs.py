@@ -5,6 +5,7 @@
 
 import hashlib
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -44,10 +45,12 @@ def node_command() -> list[str]:
 
 
 def run_scenarios(command: list[str], bootstrap: str, scenarios: dict[str, list[str]],
-                  timeout_s: float = 240) -> dict[str, dict]:
-    """Runs `command BOOTSTRAP name:topic,topic ...`: each scenario's JSON line by its name."""
+                  timeout_s: float = 240, client_config: Path | None = None) -> dict[str, dict]:
+    """Runs `command BOOTSTRAP name:topic,topic ...`: each scenario's JSON line by its name.
+    `client_config`: a properties file every client of the Java program loads (FAUXKA_CLIENT_CONFIG)."""
     args = [f"{name}:{','.join(topics)}" for name, topics in scenarios.items()]
-    done = subprocess.run([*command, bootstrap, *args], capture_output=True, text=True, timeout=timeout_s)
+    env = {**os.environ, "FAUXKA_CLIENT_CONFIG": str(client_config)} if client_config else None
+    done = subprocess.run([*command, bootstrap, *args], capture_output=True, text=True, timeout=timeout_s, env=env)
     results = {}
     for line in done.stdout.splitlines():
         if line.startswith("{"):

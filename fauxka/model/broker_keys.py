@@ -56,16 +56,17 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
         _key("connection.failed.authentication.delay.ms", "int", 100, at_least(0),
              "Delay before the answer to a failed authentication, after which the connection closes."),
         *(_key(name, type_, default, doc=doc) for name, type_, default, doc in (
-            ("ssl.keystore.type", "string", "JKS", "Key store type: PEM, PKCS12 or JKS (a JKS file that is really "
-             "PKCS12 is read; a true JKS file stops start-up with the keytool command that converts it)."),
+            ("ssl.keystore.type", "string", "JKS", "Key store type: PEM, PKCS12 or JKS (read by the JRE's keytool; "
+             "as in Java, a JKS file declared PKCS12 and a PKCS12 file declared JKS are read too)."),
             ("ssl.keystore.location", "string", None, "Key store file (PEM: private key and certificate chain)."),
-            ("ssl.keystore.password", "password", None, "Password of a PKCS12 key store."),
-            ("ssl.key.password", "password", None, "Password of the private key (encrypted PEM, PKCS12)."),
+            ("ssl.keystore.password", "password", None, "Password of a PKCS12 or JKS key store (required for JKS)."),
+            ("ssl.key.password", "password", None, "Password of the private key (encrypted PEM, PKCS12, JKS; unset: the key store's)."),
             ("ssl.keystore.certificate.chain", "password", None, "Inline PEM certificate chain (type PEM)."),
             ("ssl.keystore.key", "password", None, "Inline PEM private key (type PEM)."),
             ("ssl.truststore.type", "string", "JKS", "Trust store type: PEM, PKCS12 or JKS (as the key store)."),
             ("ssl.truststore.location", "string", None, "Trust store file; unset: the system's CA certificates."),
-            ("ssl.truststore.password", "password", None, "Password of a PKCS12 trust store."),
+            ("ssl.truststore.password", "password", None, "Password of a PKCS12 or JKS trust store (JKS: may be "
+             "unset, the store is then read unchecked)."),
             ("ssl.truststore.certificates", "password", None, "Inline PEM trusted certificates (type PEM)."),
             ("ssl.client.auth", "string", "none", "Client certificates on SSL listeners: none, requested, "
              "required (SASL_SSL listeners read only the listener-prefixed key, as Kafka since 2.8)."),

@@ -1,6 +1,6 @@
 """The stand-ins for Kafka's kafka-topics.sh and kafka-acls.sh that librdkafka's tests run in
 `make conformance` (conformance/kafka/bin): run as the tests run them, against a cluster configured
-as librdkafka's default test scenario (conformance/run.py's SCENARIO), checked through
+as librdkafka's default test scenario (conformance/scenarios.py's default), checked through
 confluent-kafka's admin client."""
 
 import subprocess
@@ -17,13 +17,13 @@ from tests.harness import Cluster, wait_for
 ROOT = Path(__file__).resolve().parents[2]
 BIN = ROOT / "conformance" / "kafka" / "bin"
 sys.path.insert(0, str(ROOT / "conformance"))
-from run import SCENARIO  # noqa: E402  (conformance/ is scripts, not a package)
+from scenarios import SCENARIOS, broker_settings  # noqa: E402  (conformance/ is scripts, not a package)
 
 
 @pytest.fixture(scope="module")
 def scenario_cluster(zookeeper, tmp_path_factory):
     cluster = Cluster(zookeeper, tmp_path_factory.mktemp("conformance"), 3,
-                      dict(item.split("=", 1) for item in SCENARIO))
+                      dict(item.split("=", 1) for item in broker_settings(SCENARIOS["default"], None)))
     cluster.start()
     yield cluster
     cluster.stop()

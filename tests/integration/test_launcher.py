@@ -77,6 +77,30 @@ def test_up_fails_with_the_reason_when_a_broker_exits(tmp_path):
     assert "no answer" in fauxka("status", "--bootstrap", f"127.0.0.1:{base}").stdout
 
 
+def test_up_broker_override(tmp_path):
+    """`--broker-override ID:KEY=VALUE` sets a property of one broker: here a second listener on broker 2
+    only, whose Metadata names just the brokers that have that listener (as Kafka's does)."""
+    from confluent_kafka.admin import AdminClient
+
+    zk_port, base, extra = free_ports(), free_ports(2), free_ports()
+    data_dir = tmp_path / "cluster"
+    bad = fauxka("up", "--data-dir", str(data_dir), "--brokers", "2", "--broker-override", "3:broker.rack=r3")
+    assert bad.returncode == 2 and "no broker 3 (brokers are 1..2)" in bad.stderr
+    up = fauxka("up", "--brokers", "2", "--data-dir", str(data_dir), "--zookeeper-port", str(zk_port),
+                "--base-port", str(base), "--metrics-base-port", "0", "--detach", "--timeout", "60",
+                "--override", "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,EXTRA:PLAINTEXT",
+                "--broker-override", f"2:listeners=PLAINTEXT://127.0.0.1:{base + 1},EXTRA://127.0.0.1:{extra}")
+    try:
+        assert up.returncode == 0, up.stderr
+        metadata = AdminClient({"bootstrap.servers": f"127.0.0.1:{extra}"}).list_topics(timeout=20)
+        assert {b.id: b.port for b in metadata.brokers.values()} == {2: extra}
+        plain = AdminClient({"bootstrap.servers": f"127.0.0.1:{base}"}).list_topics(timeout=20)
+        assert {b.id: b.port for b in plain.brokers.values()} == {1: base, 2: base + 1}
+    finally:
+        down = fauxka("down", "--data-dir", str(data_dir))
+    assert down.returncode == 0, down.stderr
+
+
 def test_up_tls(tmp_path):
     """`up --tls`: SSL listeners with a throw-away CA, brokers forwarding to each other over SSL, and the
     printed settings work for a real client."""

@@ -90,6 +90,12 @@ def test_kafkas_default_mechanism_gssapi_is_refused_naming_the_key():
     ({"sasl.enabled.mechanisms": "SCRAM-SHA-256"},
      "Missing configuration listener.name.client.scram-sha-256.sasl.jaas.config: Could not find a 'KafkaServer' "
      "or 'client.KafkaServer' entry"),
+    ({"sasl.enabled.mechanisms": "OAUTHBEARER",
+      "listener.name.client.oauthbearer.sasl.jaas.config":
+          "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;",
+      "listener.name.client.oauthbearer.sasl.server.callback.handler.class":
+          "org.apache.kafka.common.security.oauthbearer.secured.OAuthBearerValidatorCallbackHandler"},
+     "fauxka validates OAUTHBEARER tokens only as Kafka's default, the unsecured JWT validator"),
     ({"listener.security.protocol.map": "CLIENT:SSL,BROKER:PLAINTEXT"}, "a TLS listener needs a key store"),
     ({"listener.security.protocol.map": "CLIENT:SASL_SSL,BROKER:PLAINTEXT"}, "a TLS listener needs a key store"),
     ({"inter.broker.listener.name": "CLIENT", "sasl.mechanism.inter.broker.protocol": "SCRAM-SHA-256"},

@@ -8,8 +8,11 @@ import pytest
 from fauxka.broker.config import ConfigError, config_from_dict
 from fauxka.broker.tls.ciphers import openssl_cipher_list, openssl_name
 from fauxka.broker.tls.handshake import subject_dn
+from fauxka.broker.tls.keystores import load_keystore, load_truststore
+from fauxka.broker.tls.settings import listener_getter
 from fauxka import certs
 from fauxka.model.ssl_principal import InvalidRule, NoMatchingRule, parse_rules, principal_name
+from tests import jks_stores
 
 KAFKA_RULES = ", ".join([
     "RULE:^CN=(.*?),OU=ServiceUsers.*$/$1/L",
@@ -139,11 +142,66 @@ def test_start_up_errors(files, extra, fragment):
     assert fragment in str(err.value)
 
 
-def test_jks_is_refused_with_the_conversion(files, tmp_path):
-    jks = tmp_path / "broker.jks"
-    jks.write_bytes(b"\xfe\xed\xfe\xed\x00\x00\x00\x02")
-    with pytest.raises(ConfigError, match="keytool -importkeystore"):
-        tls_config(files, **{"ssl.keystore.type": "JKS", "ssl.keystore.location": str(jks)})
+@pytest.fixture(scope="module")
+def keytool_jks(files, tmp_path_factory):
+    """A JKS key store made with keytool whose key has its own password, and a JKS trust store."""
+    out = tmp_path_factory.mktemp("jks")
+    return (jks_stores.key_store_from_p12(files.broker_p12, certs.PKCS12_PASSWORD, "broker", out / "broker.jks",
+                                          "store-secret", "key-secret"),
+            jks_stores.trust_store(files.ca, out / "trust.jks", "trust-secret"))
+
+
+def jks_settings(key_store, trust_store, **extra) -> dict:
+    return {"ssl.keystore.type": "JKS", "ssl.keystore.location": str(key_store),
+            "ssl.keystore.password": "store-secret", "ssl.key.password": "key-secret",
+            "ssl.truststore.type": "JKS", "ssl.truststore.location": str(trust_store),
+            "ssl.truststore.password": "trust-secret", "ssl.client.auth": "required", **extra}
+
+
+def chain_subjects(pem: bytes) -> list[str]:
+    from cryptography import x509
+    return [c.subject.rfc4514_string() for c in x509.load_pem_x509_certificates(pem)]
+
+
+def test_jks_stores_made_with_keytool(files, keytool_jks):
+    key_store, trust_store = keytool_jks
+    config = tls_config(files, **jks_settings(key_store, trust_store, **{"inter.broker.listener.name": "SSL"}))
+    assert config.tls.listeners["SSL"].context.verify_mode == ssl.CERT_REQUIRED and config.tls.inter_broker
+    get = listener_getter(jks_settings(key_store, trust_store), "SSL")
+    assert chain_subjects(load_keystore(get).chain_pem) == chain_subjects(files.broker_pem.read_bytes())
+    assert load_truststore(get) == files.ca.read_bytes().replace(b"\r", b"")
+    # as in Kafka: a trust store's password may be left out (read unchecked), and a type PKCS12 opens JKS
+    unchecked = jks_settings(key_store, trust_store, **{"ssl.truststore.password": "", "ssl.keystore.type": "PKCS12"})
+    assert tls_config(files, **{k: v for k, v in unchecked.items() if v}).tls.listeners["SSL"]
+
+
+def test_kafkajs_key_stores():
+    get = listener_getter(jks_stores.kafkajs_overrides(), "SSL")
+    assert chain_subjects(load_keystore(get).chain_pem) == [
+        "CN=kafkajs,OU=kafkajs,O=kafkajs,L=Stockholm,ST=Unknown,C=SE", "O=KafkaJS,L=Stockholm,C=SE"]
+    assert chain_subjects(load_truststore(get)) == ["O=KafkaJS,L=Stockholm,C=SE"]
+
+
+@pytest.mark.parametrize("wrong,fragment", [
+    ({"ssl.keystore.password": "nope"}, "Failed to load SSL keystore {key} of type JKS (configuration "
+                                        "ssl.keystore.location): Keystore was tampered with, or password was incorrect"),
+    ({"ssl.key.password": "nope"}, "Failed to load SSL keystore {key} of type JKS (configuration ssl.keystore.location): "
+                                   "the key entry 'broker' does not open with ssl.key.password"),
+    # Kafka: the key's password defaults to the store's, which is not this key's
+    ({"ssl.key.password": ""}, "the key entry 'broker' does not open with ssl.key.password"),
+    ({"ssl.keystore.password": ""}, "SSL key store {key} is specified, but key store password is not specified"),
+    ({"ssl.truststore.password": "nope"}, "Failed to load SSL truststore {trust} of type JKS (configuration "
+                                          "ssl.truststore.location): Keystore was tampered with, or password was incorrect"),
+])
+def test_jks_wrong_passwords_name_the_file(files, keytool_jks, wrong, fragment):
+    key_store, trust_store = keytool_jks
+    settings = {k: v for k, v in {**jks_settings(key_store, trust_store), **wrong}.items() if v}
+    with pytest.raises(ConfigError) as err:
+        tls_config(files, **settings)
+    assert fragment.format(key=key_store, trust=trust_store) in str(err.value)
+
+
+def test_pkcs12_named_jks(files, tmp_path):
     p12_named_jks = tmp_path / "really-p12.jks"  # keytool's default since Java 9
     p12_named_jks.write_bytes(files.broker_p12.read_bytes())
     assert tls_config(files, **{"ssl.keystore.type": "JKS", "ssl.keystore.location": str(p12_named_jks),

@@ -1,5 +1,5 @@
-"""One connection's SASL authentication on a SASL_PLAINTEXT listener, as Kafka's
-SaslServerAuthenticator runs it.
+"""One connection's SASL authentication on a SASL_PLAINTEXT or SASL_SSL listener (PLAIN, SCRAM,
+OAUTHBEARER: oauthbearer.py), as Kafka's SaslServerAuthenticator runs it.
 
     ApiVersions (optional, once) -> SaslHandshake -> SaslAuthenticate ... (handshake v1+)
                                                   -> raw size-prefixed tokens ... (handshake v0)
@@ -27,6 +27,7 @@ from fauxka.zkstore.config_entities import sanitize
 
 from ..protocol.codec import RequestParseError
 from ..protocol.framing import with_size_prefix
+from .oauthbearer import AuthenticationRefused, InvalidCredentials, OAuthBearerServer, UnsecuredValidator
 from .sasl_config import ListenerSasl
 from .scram import ScramError, ScramServer
 
@@ -68,6 +69,7 @@ class SaslSession:
         self.legacy = False  # SaslHandshake v0: the tokens follow as raw frames
         self.mechanism: str | None = None
         self._scram: ScramServer | None = None
+        self._oauth: OAuthBearerServer | None = None
         self._reauth_ms = reauth_ms  # mechanism -> connections.max.reauth.ms
         self.session_lifetime_ms = 0  # told in SaslAuthenticate v1+; 0: no re-authentication
         self.expires_at: float | None = None  # time.monotonic() when the session ends
@@ -89,7 +91,7 @@ class SaslSession:
                 return
             if api_key == SASL_HANDSHAKE:  # KafkaChannel.maybeBeginServerReauthentication
                 self._previous_principal = self._conn.principal
-                self.state, self.mechanism, self._scram = HANDSHAKE, None, None
+                self.state, self.mechanism, self._scram, self._oauth = HANDSHAKE, None, None, None
                 return
             if time.monotonic() >= self.expires_at:
                 raise SessionExpired(f"SASL session expired {self.session_lifetime_ms} ms after authentication "
@@ -123,6 +125,8 @@ class SaslSession:
             self._scram = ScramServer(mechanism, lambda user: self._lookup(user, mechanism),
                                       None if self._token_lookup is None else
                                       lambda token_id: self._token_lookup(token_id, mechanism))
+        elif mechanism == "OAUTHBEARER":
+            self._oauth = OAuthBearerServer(UnsecuredValidator(self.settings.entries[mechanism].options))
         return 0, enabled
 
     async def authenticate(self, token: bytes) -> tuple[int, str | None, bytes]:
@@ -145,6 +149,8 @@ class SaslSession:
         await asyncio.sleep(self._failure_delay_s)
 
     def _evaluate(self, token: bytes) -> bytes:
+        if self._oauth is not None:
+            return self._evaluate_oauth(token)
         if self._scram is None:
             user = check_plain(token, self.settings.plain_password)
             self._succeed(user)
@@ -158,7 +164,19 @@ class SaslSession:
             self._succeed(self._scram.authorization_id, self._scram.token_authenticated)
         return reply
 
-    def _succeed(self, user: str, token_authenticated: bool = False) -> None:
+    def _evaluate_oauth(self, token: bytes) -> bytes:
+        try:
+            reply = self._oauth.evaluate(token, int(time.time() * 1000))
+        except AuthenticationRefused as exc:
+            raise AuthenticationFailed(str(exc)) from None
+        except InvalidCredentials:  # a SaslException: its text is not for the client
+            raise AuthenticationFailed("Authentication failed during authentication due to invalid credentials with "
+                                       "SASL mechanism OAUTHBEARER") from None
+        if self._oauth.complete:
+            self._succeed(self._oauth.token.principal, credential_expires_ms=self._oauth.token.lifetime_ms)
+        return reply
+
+    def _succeed(self, user: str, token_authenticated: bool = False, credential_expires_ms: int | None = None) -> None:
         principal = f"User:{user}"
         if self._previous_principal is not None and principal != self._previous_principal:
             raise AuthenticationFailed(f"Cannot change principals during re-authentication from "
@@ -166,8 +184,16 @@ class SaslSession:
         self.state = COMPLETE
         self._conn.principal = principal
         self._conn.token_authenticated = token_authenticated
-        self.session_lifetime_ms = self._reauth_ms(self.mechanism or "PLAIN")
-        self.expires_at = time.monotonic() + self.session_lifetime_ms / 1000 if self.session_lifetime_ms > 0 else None
+        # SaslServerAuthenticator.calcCompletionTimesAndReturnSessionLifetimeMs: the credential's own
+        # expiry (an OAUTHBEARER token's exp) bounds the session too, and then always sets its end
+        max_reauth_ms = self._reauth_ms(self.mechanism or "PLAIN")
+        if credential_expires_ms is None:
+            self.session_lifetime_ms = max(max_reauth_ms, 0)
+        else:
+            remaining = max(credential_expires_ms - int(time.time() * 1000), 0)
+            self.session_lifetime_ms = min(remaining, max_reauth_ms) if max_reauth_ms > 0 else remaining
+        self.expires_at = (time.monotonic() + self.session_lifetime_ms / 1000
+                           if self.session_lifetime_ms > 0 or credential_expires_ms is not None else None)
 
 
 def check_plain(token: bytes, password_of: Callable[[str], str | None]) -> str:

@@ -1,7 +1,9 @@
 """The SASL settings of a broker's SASL_PLAINTEXT and SASL_SSL listeners, read from Kafka's keys and checked at start-up.
 
 - `sasl.enabled.mechanisms` (or `listener.name.<listener>.sasl.enabled.mechanisms`): PLAIN,
-  SCRAM-SHA-256, SCRAM-SHA-512 (Kafka's default, GSSAPI, is refused: no Kerberos here);
+  SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER with Kafka's default unsecured JWT validator
+  (fauxka/broker/auth/oauthbearer.py; a `sasl.server.callback.handler.class` for it is refused)
+  (Kafka's default, GSSAPI, is refused: no Kerberos here);
 - `listener.name.<listener>.<mechanism>.sasl.jaas.config` (listener and mechanism in lower case,
   as Kafka looks them up): one login module per SASL listener and enabled mechanism; PLAIN's
   `user_<name>="<password>"` options are the PLAIN users, `username`/`password` the broker's own
@@ -13,13 +15,15 @@ import re
 from dataclasses import dataclass
 
 from .jaas import PLAIN_MODULE, SCRAM_MODULE, JaasEntry, JaasError, server_entry
+from .oauthbearer import OAUTHBEARER_MODULE
 
 
 class SaslConfigError(ValueError):
     """A bad SASL setting; broker.config turns it into its ConfigError (naming the key)."""
 
 
-SUPPORTED_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+SUPPORTED_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
+LOGIN_MODULES = (PLAIN_MODULE, SCRAM_MODULE, OAUTHBEARER_MODULE)
 SUPPORTED_PROTOCOLS = ("PLAINTEXT", "SASL_PLAINTEXT", "SSL", "SASL_SSL")
 SASL_PROTOCOLS = ("SASL_PLAINTEXT", "SASL_SSL")
 JAAS_KEY = re.compile(r"listener\.name\.([^.]+)\.([^.]+)\.sasl\.jaas\.config")
@@ -59,9 +63,9 @@ def load(config) -> SaslSettings:
                 entry = server_entry(text)
             except JaasError as exc:
                 raise SaslConfigError(f"Invalid value for configuration {key}: {exc}") from None
-            if entry.login_module not in (PLAIN_MODULE, SCRAM_MODULE):
+            if entry.login_module not in LOGIN_MODULES:
                 raise SaslConfigError(f"Invalid value for configuration {key}: login module {entry.login_module} is "
-                                  f"not supported by fauxka (use {PLAIN_MODULE} or {SCRAM_MODULE})")
+                                  f"not supported by fauxka (use {', '.join(LOGIN_MODULES)})")
             entries[key] = entry
     listeners = {}
     for ep in config.listeners:
@@ -95,6 +99,11 @@ def _listener(config, listener: str, entries: dict[str, JaasEntry]) -> ListenerS
                               f"'{listener.lower()}.KafkaServer' entry in the JAAS configuration. System property "
                               "'java.security.auth.login.config' is not set")
         found[mechanism] = entries[jaas]
+    handler = f"listener.name.{listener.lower()}.oauthbearer.sasl.server.callback.handler.class"
+    if "OAUTHBEARER" in mechanisms and config.originals.get(handler, "").strip():
+        raise SaslConfigError(f"Invalid value {config.originals[handler]} for configuration {handler}: fauxka "
+                              "validates OAUTHBEARER tokens only as Kafka's default, the unsecured JWT validator "
+                              "(leave it unset)")
     return ListenerSasl(listener, tuple(dict.fromkeys(mechanisms)), found)
 
 

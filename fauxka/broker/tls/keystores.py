@@ -5,12 +5,15 @@ Types as Kafka's DefaultSslEngineFactory knows them:
   `ssl.keystore.key` + `ssl.keystore.certificate.chain`; trust store: a file of certificates or inline
   `ssl.truststore.certificates`. An encrypted key (PKCS#8) is opened with `ssl.key.password`.
 - PKCS12: read with `cryptography` (key password: `ssl.key.password`, else `ssl.keystore.password`).
-- JKS: Kafka's default type. A file that is really PKCS12 (keytool's default since Java 9) is read as
-  such; a true JKS file (magic 0xFEEDFEED) is refused with the keytool command that converts it: no
-  maintained Python library reads JKS.
+- JKS: Kafka's default type. A true JKS file (magic 0xFEEDFEED) is read by the JRE's keytool
+  (fauxka/broker/tls/jks.py) with `ssl.keystore.password` and the key with `ssl.key.password` (else the
+  store's password); a trust store's password may be left out, as in Kafka. As Java's key stores do
+  (keystore.type.compat), a JKS file declared PKCS12 and a PKCS12 file declared JKS are both read.
 """
 
 from dataclasses import dataclass
+
+from . import jks
 
 JKS_MAGIC = b"\xfe\xed\xfe\xed"
 
@@ -37,10 +40,7 @@ def _store_type(declared: str, data: bytes, key: str, path: str) -> str:
     declared = declared.upper()
     if declared == "JKS" or declared == "PKCS12":
         if data.startswith(JKS_MAGIC):
-            raise KeystoreError(
-                f"Invalid value {path} for configuration {key}: a JKS store, which fauxka cannot read (no maintained "
-                f"Python library reads JKS). Convert it: keytool -importkeystore -srckeystore {path} "
-                f"-destkeystore {path}.p12 -deststoretype PKCS12, then set {key.rsplit('.', 1)[0]}.type=PKCS12")
+            return "JKS"
         if data.lstrip().startswith(b"-----BEGIN"):
             return "PEM"
         return "PKCS12"
@@ -102,8 +102,11 @@ def load_keystore(get) -> KeyMaterial | None:
         key_pem = _extract(data, b"PRIVATE KEY")
         chain = _extract_all(data, b"CERTIFICATE")
         return KeyMaterial(_pem_key(key_pem, get("ssl.key.password"), "ssl.keystore.location"), chain)
-    private, leaf, extra = _pkcs12(data, get("ssl.key.password") or get("ssl.keystore.password"),
-                                   "ssl.keystore.location")
+    if kind == "JKS":
+        data, password = _jks_key_entry(location, get)
+    else:
+        password = get("ssl.key.password") or get("ssl.keystore.password")
+    private, leaf, extra = _pkcs12(data, password, "ssl.keystore.location")
     if private is None or leaf is None:
         raise KeystoreError(f"Invalid value {location} for configuration ssl.keystore.location: the PKCS12 store "
                             "holds no private key entry")
@@ -112,6 +115,34 @@ def load_keystore(get) -> KeyMaterial | None:
     key_pem = private.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                                     serialization.NoEncryption())
     return KeyMaterial(key_pem, _pem(leaf) + b"".join(_pem(c) for c in extra or ()))
+
+
+def _jks_failure(location: str, what: str, exc) -> KeystoreError:
+    return KeystoreError(f"Failed to load SSL {what} {location} of type JKS (configuration "
+                         f"ssl.{what}.location): {exc}")
+
+
+def _jks_key_entry(location: str, get) -> tuple[bytes, str]:
+    """The JKS key store's first key entry (keytool's order) as PKCS12 bytes and their password. As in
+    Kafka, the store's password is required and the key's defaults to it."""
+    store_password = get("ssl.keystore.password")
+    if store_password is None:
+        raise KeystoreError(f"SSL key store {location} is specified, but key store password is not specified "
+                            "(ssl.keystore.password)")
+    try:
+        keys = [e for e in jks.entries(location, store_password) if e.kind == "PrivateKeyEntry"]
+    except jks.JksError as exc:
+        raise _jks_failure(location, "keystore", exc) from None
+    if not keys:
+        raise KeystoreError(f"Invalid value {location} for configuration ssl.keystore.location: the JKS store "
+                            "holds no private key entry")
+    key_password = get("ssl.key.password") or store_password
+    try:
+        data, transfer = jks.private_key_pkcs12(location, store_password, key_password, keys[0].alias)
+    except jks.JksError as exc:
+        raise _jks_failure(location, "keystore", f"the key entry {keys[0].alias!r} does not open with "
+                           f"ssl.key.password (else ssl.keystore.password): {exc}") from None
+    return data, transfer.decode()
 
 
 def _extract(data: bytes, label: bytes) -> bytes:
@@ -143,13 +174,30 @@ def load_truststore(get) -> bytes | None:
     if not location:
         return None
     data = _read(location, "ssl.truststore.location")
-    if _store_type(store_type, data, "ssl.truststore.location", location) == "PEM":
+    kind = _store_type(store_type, data, "ssl.truststore.location", location)
+    if kind == "PEM":
         certs = _extract_all(data, b"CERTIFICATE")
         if not certs:
             raise KeystoreError(f"Invalid value {location} for configuration ssl.truststore.location: no certificate")
         return certs
+    if kind == "JKS":
+        return _jks_trusted(location, get("ssl.truststore.password"))
     _, leaf, extra = _pkcs12(data, get("ssl.truststore.password"), "ssl.truststore.location")
     certs = ([leaf] if leaf is not None else []) + list(extra or ())
     if not certs:
         raise KeystoreError(f"Invalid value {location} for configuration ssl.truststore.location: no certificate")
     return b"".join(_pem(c) for c in certs)
+
+
+def _jks_trusted(location: str, password: str | None) -> bytes:
+    """What Java's trust manager trusts in a store: every trusted certificate entry and the first
+    certificate of every key entry (sun.security.validator.TrustStoreUtil)."""
+    try:
+        found = jks.entries(location, password)
+    except jks.JksError as exc:
+        raise _jks_failure(location, "truststore", exc) from None
+    certs = [e.certificates[0] for e in found
+             if e.certificates and e.kind in ("trustedCertEntry", "PrivateKeyEntry")]
+    if not certs:
+        raise KeystoreError(f"Invalid value {location} for configuration ssl.truststore.location: no certificate")
+    return b"".join(certs)

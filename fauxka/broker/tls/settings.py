@@ -2,7 +2,7 @@
 from Kafka's `ssl.*` keys (each may be prefixed `listener.name.<listener>.` for one listener, listener
 in lower case) and checked at start-up.
 
-- key store / trust store: fauxka/broker/tls/keystores.py (PEM, PKCS12; JKS refused with the conversion);
+- key store / trust store: fauxka/broker/tls/keystores.py (PEM, PKCS12, JKS through keytool);
 - `ssl.client.auth` none / requested / required. As in Kafka since 2.8 (KIP-684), a SASL_SSL listener
   honours only its listener-prefixed `ssl.client.auth` (default none);
 - `ssl.enabled.protocols` (TLSv1.2,TLSv1.3) bounds the versions; `ssl.cipher.suites` takes Kafka's
@@ -65,6 +65,8 @@ def listener_getter(originals: dict[str, str], listener: str | None):
 
 def _load_key(ctx: ssl.SSLContext, material: KeyMaterial) -> None:
     """ssl only loads keys from files: a private (0700) directory, removed at once."""
+    if _sha1_signed(material.chain_pem):
+        _accept_sha1_certificates(ctx)
     with tempfile.TemporaryDirectory(prefix="fauxka-tls-") as tmp:
         path = os.path.join(tmp, "key.pem")
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -74,6 +76,22 @@ def _load_key(ctx: ssl.SSLContext, material: KeyMaterial) -> None:
             ctx.load_cert_chain(path)
         except ssl.SSLError as exc:
             raise TlsConfigError(f"the key store's key and certificate chain do not load: {exc}") from None
+
+
+def _sha1_signed(pem: bytes) -> bool:
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
+
+    return any(isinstance(c.signature_hash_algorithm, hashes.SHA1) for c in x509.load_pem_x509_certificates(pem))
+
+
+def _accept_sha1_certificates(ctx: ssl.SSLContext) -> None:
+    """Java, so Kafka, takes certificates signed with SHA-1 under the user's own CA (its
+    jdk.certpath.disabledAlgorithms refuses SHA-1 only under the JDK's bundled CAs); OpenSSL refuses
+    them from security level 1 on (CA_MD_TOO_WEAK). A context whose key or trust store holds one (as
+    kafkajs's test stores do) runs at level 0, keeping its cipher list; every other stays at the default."""
+    names = ":".join(c["name"] for c in ctx.get_ciphers() if not c["name"].startswith("TLS_"))
+    ctx.set_ciphers(f"{names}:@SECLEVEL=0")
 
 
 def _common(ctx: ssl.SSLContext, get) -> None:
@@ -99,6 +117,8 @@ def _trust(ctx: ssl.SSLContext, get, purpose: ssl.Purpose) -> None:
     if trusted is None:
         ctx.load_default_certs(purpose)  # Kafka: the JVM's default trust store
         return
+    if _sha1_signed(trusted):
+        _accept_sha1_certificates(ctx)
     try:
         ctx.load_verify_locations(cadata=trusted.decode("ascii"))
     except (ssl.SSLError, ValueError) as exc:

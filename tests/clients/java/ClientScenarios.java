@@ -485,6 +485,15 @@ public final class ClientScenarios {
     private Properties props(String... keyValues) {
         Properties props = new Properties();
         props.put("bootstrap.servers", bootstrap);
+        // FAUXKA_CLIENT_CONFIG: a properties file of settings every client takes (security.protocol, ssl.*)
+        String common = System.getenv("FAUXKA_CLIENT_CONFIG");
+        if (common != null) {
+            try (java.io.Reader reader = java.nio.file.Files.newBufferedReader(java.nio.file.Path.of(common))) {
+                props.load(reader);
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }
         for (int i = 0; i < keyValues.length; i += 2) props.put(keyValues[i], keyValues[i + 1]);
         return props;
     }
