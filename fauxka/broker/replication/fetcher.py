@@ -8,8 +8,8 @@ partitions whose fetch state changed (and the ones to forget), and the leader an
 partitions with news; a session error, a failed fetch or a new connection starts over with a full
 fetch. Unlike Kafka's fetcher, a partition given to it while its fetch waits at the leader (up to
 replica.fetch.wait.max.ms) does not wait for that fetch: it is left, and the session's next fetch
-goes on a new connection (a new topic's first acks=all record waited 500 ms for its followers). The fetch carries the last fetched epoch, so
-a leader whose history diverges answers with the diverging epoch and the follower truncates
+goes on a new connection (a new topic's first acks=all record waited 500 ms for its followers).
+The fetch carries the last fetched epoch, so a leader whose history diverges answers with the diverging epoch and the follower truncates
 before fetching on (KIP-595-style truncation, Kafka 2.7+). OFFSET_OUT_OF_RANGE is handled as
 ReplicaFetcherThread.handleOutOfRangeError: behind the leader's log start, start over there;
 ahead of the leader, truncate. Errors back off replica.fetch.backoff.ms. A partition whose log
@@ -196,11 +196,8 @@ class Fetcher:
             self._channel = None
         if full:
             self._reset_session()
-            return
-        for key in forgotten:
-            self._in_session.pop(key, None)
-        self._in_session.update(sent)
-        self._session_epoch = self._next_epoch()
+        else:
+            self._taken(sent, forgotten)
 
     async def _back_off(self) -> None:
         self.wake.clear()
@@ -252,14 +249,16 @@ class Fetcher:
                 self._session_id, self._session_epoch, self._in_session = int(response.session_id), 1, dict(sent)
                 self._resend_failed(response)
             return
+        self._taken(sent, forgotten)
+        self._resend_failed(response)
+
+    def _taken(self, sent: dict, forgotten: list) -> None:
+        """The leader took an incremental fetch: its session holds what that fetch carried, and
+        expects the next epoch (FetchSessionHandler; answered or left, the same)."""
         for key in forgotten:
             self._in_session.pop(key, None)
         self._in_session.update(sent)
-        self._session_epoch = self._next_epoch()
-        self._resend_failed(response)
-
-    def _next_epoch(self) -> int:
-        return self._session_epoch + 1 if self._session_epoch < 0x7FFFFFFF else 1
+        self._session_epoch = self._session_epoch + 1 if self._session_epoch < 0x7FFFFFFF else 1
 
     def _resend_failed(self, response) -> None:
         """A partition answered with an error goes in the next fetch again: the leader may not hold
