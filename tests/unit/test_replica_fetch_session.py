@@ -3,6 +3,8 @@ FetchSessionHandler): what each fetch carries, and when the session starts over.
 
 from types import SimpleNamespace
 
+import structlog
+
 from fauxka.broker.replication.fetcher import Fetcher
 from fauxka.model.errors import ErrorCode
 
@@ -113,17 +115,22 @@ class _HeldChannel:
     """A connection whose fetches the leader holds until the test answers them."""
 
     def __init__(self):
-        import asyncio
         self.sent: list = []
-        self.answers: list = []
+        self.waiting: list = []
         self.closed = False
-        self._asyncio = asyncio
 
     async def send_encoded(self, encode, request_cls, timeout):
-        answer = self._asyncio.get_running_loop().create_future()
+        import asyncio
+        answer = asyncio.get_running_loop().create_future()
         self.sent.append(encode.__self__)
-        self.answers.append(answer)
+        self.waiting.append(answer)
         return await answer
+
+    def abort(self, error):
+        self.closed = True
+        for answer in self.waiting:
+            if not answer.done():
+                answer.set_exception(error)
 
     async def close(self):
         self.closed = True
@@ -132,34 +139,41 @@ class _HeldChannel:
 def test_a_partition_given_while_a_fetch_waits_at_the_leader_is_fetched_at_once():
     """Kafka's fetcher takes a new partition into its next fetch, after the one the leader holds
     up to replica.fetch.wait.max.ms: a new topic's first acks=all record waited 500 ms. The
-    waiting fetch is left (its connection closed) and the session's next fetch, the epoch after
+    waiting fetch is left (its connection aborted) and the session's next fetch, the epoch after
     it (the leader moved the session on when it took the one left), names the new partition."""
     import asyncio
 
     async def scenario():
         fetcher, partitions = make()
         channel = _HeldChannel()
+        connects = []
+
+        class Connector:
+            async def connect(self, leader, timeout_s, client_id):
+                connects.append(leader)
+                return channel if len(connects) == 1 else _HeldChannel()
+
+        fetcher._connector = Connector()
+        fetcher._log = structlog.get_logger()
         fetcher._request()
         fetcher._session_answered(answer())  # session 7 holds t-0..2, next epoch 1
-        fetcher._channel = channel
         partitions[("t", 0)].log.log_end_offset = 3
-        waiting_request = fetcher._request()  # epoch 1, t-0 moved
-        waiting = asyncio.ensure_future(fetcher._send_unless_new(waiting_request))
-        for _ in range(5):  # the fetch task and the send it starts run
+        fetcher.task = asyncio.ensure_future(fetcher.run())
+        for _ in range(10):  # the fetcher sends its fetch (epoch 1, t-0 moved); the leader holds it
             await asyncio.sleep(0)
-        assert len(channel.sent) == 1 and not waiting.done()
-        fetcher.add(("t", 1))  # already followed: the waiting fetch stays
-        for _ in range(5):
-            await asyncio.sleep(0)
-        assert not waiting.done()
+        assert [(r.session_epoch, sent(r)) for r in channel.sent] == [(1, {("t", 0): 3})]
+        fetcher.add(("t", 1))  # already followed: the held fetch stays
+        assert not channel.closed
         partitions[("u", 0)] = SimpleNamespace(leader_id=1, leader_epoch=0, log=Log(0))
         fetcher.add(("u", 0))
-        assert await asyncio.wait_for(waiting, 1) is None
-        await fetcher._abandon()
-        assert channel.closed and fetcher._channel is None
-        following = fetcher._request()
-        assert (following.session_id, following.session_epoch) == (7, 2)
-        assert sent(following) == {("u", 0): 0}  # t-0's move went with the fetch left behind
+        assert channel.closed
+        for _ in range(10):
+            await asyncio.sleep(0)
+        following = fetcher._channel.sent
+        assert len(connects) == 2 and [(r.session_id, r.session_epoch, sent(r)) for r in following] == [
+            (7, 2, {("u", 0): 0})]  # t-0's move went with the fetch left behind
+        fetcher.task.cancel()
+        await asyncio.gather(fetcher.task, return_exceptions=True)
 
     asyncio.run(scenario())
 

@@ -140,6 +140,17 @@ class PipelinedConnection:
                     future.set_exception(error)
             self._waiting.clear()
 
+    def abort(self, error: BaseException) -> None:
+        """Close at once, from code that cannot wait: every request in flight raises `error`
+        (close() may follow, to wait for the connection's end)."""
+        self.closed = True
+        self._reading.cancel()
+        self._writer.close()
+        for future, _ in self._waiting.values():
+            if not future.done():
+                future.set_exception(error)
+        self._waiting.clear()
+
     async def close(self) -> None:
         self.closed = True
         self._reading.cancel()

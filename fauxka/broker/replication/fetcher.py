@@ -33,6 +33,10 @@ CLIENT_ID_PREFIX = "fauxka-replica-fetcher-"
 FailedLogs = Callable[[Iterable[tuple[str, int]]], Collection[tuple[str, int]]]
 
 
+class _FetchLeft(Exception):
+    """The fetch in flight was left for a partition it does not name (Fetcher.add)."""
+
+
 class FetcherManager:
     def __init__(self, hosted: HostedPartitions, connector: InterBrokerConnector | None, config,
                  spawn: Callable[..., Any], log: Any, failed_logs: FailedLogs):
@@ -107,7 +111,6 @@ class Fetcher:
         self._session_id, self._session_epoch = 0, 0  # 0, 0: the next fetch is a full one opening a session
         self._in_session: dict[tuple[str, int], tuple] = {}  # what the leader's session holds per partition
         self._sending: tuple[bool, dict, list] | None = None  # the fetch in flight: (full, sent, forgotten)
-        self._interrupt: asyncio.Future | None = None  # set while a fetch is in flight: add() ends the wait
 
     def _reset_session(self) -> None:
         self._session_id, self._session_epoch, self._in_session = 0, 0, {}
@@ -141,10 +144,11 @@ class Fetcher:
                 if request is None:
                     await self._back_off()
                     continue
-                response = await self._send_unless_new(request)
-                if response is None:  # a partition to follow came while this fetch waited at the leader
-                    await self._abandon()
-                    continue
+                response = await self._channel.send_encoded(request.encode, REQUEST_CLASS,
+                                                             self._timeout_s + self._wait_ms / 1000)
+            except _FetchLeft:  # a partition to follow came while this fetch waited at the leader
+                await self._abandon()
+                continue
             except (ConnectionError, OSError, asyncio.TimeoutError, RequestParseError) as exc:
                 log.info("replica fetch failed", error=repr(exc))
                 await self.close()
@@ -158,37 +162,24 @@ class Fetcher:
             if self._handle(response, log):
                 await self._back_off()
 
-    async def _send_unless_new(self, request: ReplicaFetch):
-        """The leader's answer to `request`; None as soon as this fetcher is given a partition that
-        neither the fetch in flight nor the session names (add()). The leader holds a caught-up
-        follower's fetch up to replica.fetch.wait.max.ms (500 ms); Kafka's fetcher adds a new
-        partition only to its next fetch, so a new topic's first acks=all record waited that long."""
-        send = asyncio.ensure_future(self._channel.send_encoded(request.encode, REQUEST_CLASS,
-                                                                self._timeout_s + self._wait_ms / 1000))
-        self._interrupt = interrupt = asyncio.get_running_loop().create_future()
-        try:
-            await asyncio.wait((send, interrupt), return_when=asyncio.FIRST_COMPLETED)
-            return send.result() if send.done() else None
-        finally:
-            self._interrupt = None
-            if not send.done():
-                send.cancel()
-
     def add(self, key: tuple[str, int]) -> None:
         """Follow `key` from this leader: in the next fetch, or at once in a new one when the fetch
-        in flight and the session do not name it."""
+        in flight and the session do not name it. The leader holds a caught-up follower's fetch up
+        to replica.fetch.wait.max.ms (500 ms); Kafka's fetcher adds a new partition only to its next
+        fetch, so a new topic's first acks=all record waited that long. The fetch in flight is left
+        (its connection aborted: run() goes on at once with the next one)."""
         self.keys.add(key)
         self.wake.set()
-        interrupt = self._interrupt
-        if interrupt is not None and not interrupt.done() and key not in self._in_session \
-                and key not in (self._sending[1] if self._sending is not None else ()):
-            interrupt.set_result(None)
+        sending, channel = self._sending, self._channel
+        if sending is not None and channel is not None and not channel.closed \
+                and key not in self._in_session and key not in sending[1]:
+            channel.abort(_FetchLeft())
 
     async def _abandon(self) -> None:
-        """Leave the fetch in flight to the leader (its answer comes on a connection closed by then)
-        and go on with the next one on a new connection. The leader took an incremental fetch
-        already (its session moved to the next epoch and holds what it carried); a full one opened a
-        session whose id only its answer tells: the next fetch is a full one again."""
+        """After a fetch left (its answer comes on a connection closed by then): go on with the next
+        one on a new connection. The leader took an incremental fetch already (its session moved to
+        the next epoch and holds what it carried); a full one opened a session whose id only its
+        answer tells: the next fetch is a full one again."""
         full, sent, forgotten = self._sending or (True, {}, [])
         self._sending = None
         if self._channel is not None:
