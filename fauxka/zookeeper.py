@@ -9,6 +9,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from .ports import free_ports
+
 ZOOKEEPER_JAR = Path("/usr/share/java/zookeeper.jar")
 # zookeeper.jar's manifest brings its dependencies; the log4j binding gives us its log. Jars only:
 # Debian's log4j.properties is named by a property, not found through a directory on the class path,
@@ -51,9 +53,7 @@ def make_archive(timeout_s: float = 60.0) -> Path | None:
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="fauxka-zookeeper-archive-") as tmp:
         written = Path(tmp) / "zookeeper.jsa"
-        with socket.socket() as sock:  # any free port: nothing else connects to this server
-            sock.bind(("127.0.0.1", 0))
-            port = sock.getsockname()[1]
+        port = free_ports()
         process = _spawn(Path(tmp), port, "127.0.0.1", [f"-XX:ArchiveClassesAtExit={written}"])
         try:
             wait_serving("127.0.0.1", port, timeout_s, process)
