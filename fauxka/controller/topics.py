@@ -54,6 +54,15 @@ class TopicPlan:
         return len(self.assignment.get(0) or next(iter(self.assignment.values()), []))
 
 
+@dataclass
+class TopicOutcome:
+    """What a CreateTopics or DeleteTopics answers for one topic (its plan, for a creation)."""
+    name: str
+    error_code: int = ErrorCode.none
+    error_message: str | None = None
+    plan: TopicPlan | None = None
+
+
 def plan_create(topic: NewTopic, view: ClusterView, rng: random.Random | None = None) -> TopicPlan:
     """Validate one topic of a CreateTopics request; raises KafkaError."""
     name = topic.name
