@@ -1,6 +1,7 @@
 """The follower's side of an incremental fetch session (fauxka/broker/replication/fetcher.py, Kafka's
 FetchSessionHandler): what each fetch carries, and when the session starts over."""
 
+import asyncio
 from types import SimpleNamespace
 
 import structlog
@@ -181,11 +182,6 @@ def test_a_partition_given_while_a_fetch_waits_at_the_leader_is_fetched_at_once(
 def test_a_full_fetch_left_behind_starts_the_session_over():
     fetcher, partitions = make()
     fetcher._request()  # a full fetch in flight: the session it opens is known only from its answer
-    asyncio_run_abandon(fetcher)
+    asyncio.run(fetcher._abandon())
     again = fetcher._request()
     assert (again.session_id, again.session_epoch) == (0, 0) and len(sent(again)) == 3
-
-
-def asyncio_run_abandon(fetcher):
-    import asyncio
-    asyncio.run(fetcher._abandon())

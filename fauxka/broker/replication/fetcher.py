@@ -9,8 +9,8 @@ partitions with news; a session error, a failed fetch or a new connection starts
 fetch. Unlike Kafka's fetcher, a partition given to it while its fetch waits at the leader (up to
 replica.fetch.wait.max.ms) does not wait for that fetch: it is left, and the session's next fetch
 goes on a new connection (a new topic's first acks=all record waited 500 ms for its followers).
-The fetch carries the last fetched epoch, so a leader whose history diverges answers with the diverging epoch and the follower truncates
-before fetching on (KIP-595-style truncation, Kafka 2.7+). OFFSET_OUT_OF_RANGE is handled as
+The fetch carries the last fetched epoch, so a leader whose history diverges answers with the
+diverging epoch and the follower truncates before fetching on (KIP-595-style truncation, Kafka 2.7+). OFFSET_OUT_OF_RANGE is handled as
 ReplicaFetcherThread.handleOutOfRangeError: behind the leader's log start, start over there;
 ahead of the leader, truncate. Errors back off replica.fetch.backoff.ms. A partition whose log
 here has failed (a `storage` fault) is left out of the fetches while it lasts, as Kafka's
