@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import ssl_material
-from scenarios import SCENARIOS, SECURE_PORT_OFFSET, Scenario, broker_settings, client_settings, listeners, prepare
+from scenarios import (SCENARIOS, SECURE_PORT_OFFSET, Scenario, broker_settings, client_settings, listeners, prepare,
+                       rack)
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -65,7 +66,8 @@ def start_cluster(data_dir: Path, brokers: int, scenario: Scenario, ssl) -> dict
     for item in broker_settings(scenario, ssl):
         command += ["--override", item]
     for broker_id in range(1, brokers + 1):
-        command += ["--broker-override", f"{broker_id}:listeners={listeners(scenario, base + broker_id - 1)}"]
+        command += ["--broker-override", f"{broker_id}:listeners={listeners(scenario, base + broker_id - 1)}",
+                    "--broker-override", f"{broker_id}:broker.rack={rack(broker_id)}"]
     subprocess.run(command, check=True, cwd=ROOT)
     state = json.loads((data_dir / "cluster.json").read_text())
     prepare(scenario, plaintext_bootstrap(state), [secure_address(scenario, b) for b in state["brokers"]], ssl)

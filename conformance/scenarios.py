@@ -31,8 +31,10 @@ SASL_USER, SASL_PASSWORD = "testuser", "testpass"  # trivup's default sasl_users
 # (auto-creation, 4 partitions, replication factor 3) as trivup's KafkaBrokerApp writes them into
 # server.properties, with its ACL authorizer open to everyone where no ACL names a resource.
 # group.initial.rebalance.delay.ms goes back to Kafka's 3000 (trivup keeps Kafka's default; `fauxka
-# up` sets 0). trivup's per-broker broker.rack + RackAwareReplicaSelector are left out (excluded.txt: 0101).
+# up` sets 0). librdkafka's cluster_testing.py gives every broker (Kafka 2.4+) Kafka's rack-aware replica
+# selector and its own rack, RACK<id> (`rack`, per broker; 0101 reads from the follower in its rack).
 BASE = [
+    "replica.selector.class=org.apache.kafka.common.replica.RackAwareReplicaSelector",
     "num.partitions=4",
     "default.replication.factor=3",
     "offsets.topic.replication.factor=3",
@@ -102,6 +104,10 @@ def broker_settings(scenario: Scenario, ssl: SslMaterial | None) -> list[str]:
         lines += [f"sasl.enabled.mechanisms={scenario.mechanism}",
                   f"listener.name.sasl_ssl.{scenario.mechanism.lower()}.sasl.jaas.config={module}"]
     return lines
+
+
+def rack(broker_id: int) -> str:
+    return f"RACK{broker_id}"
 
 
 def listeners(scenario: Scenario, port: int) -> str:

@@ -33,12 +33,12 @@ def produce(address: str, topic: str, partition: int, records: bytes, acks: int 
 def fetch(address: str, topic: str, partition: int, offset: int, version: int = 12, max_wait_ms: int = 0,
           min_bytes: int = 1, current_leader_epoch: int = -1, topic_id: uuid.UUID | None = None,
           session_id: int = 0, session_epoch: int = -1, isolation_level: int = 0, partition_max_bytes: int = 1 << 20,
-          max_bytes: int = 1 << 24):
+          max_bytes: int = 1 << 24, rack_id: str = ""):
     """The whole FetchResponse (one topic, one partition asked for)."""
     return send(address, 1, version, {
         "cluster_id": None, "replica_id": -1, "max_wait": max_wait_ms, "min_bytes": min_bytes, "max_bytes": max_bytes,
         "isolation_level": isolation_level, "session_id": session_id, "session_epoch": session_epoch,
-        "forgotten_topics_data": (), "rack_id": "",
+        "forgotten_topics_data": (), "rack_id": rack_id,
         "topics": [{"topic": topic, "topic_id": topic_id or NO_UUID, "partitions": [{
             "partition": partition, "current_leader_epoch": current_leader_epoch, "fetch_offset": offset,
             "last_fetched_epoch": -1, "log_start_offset": -1, "partition_max_bytes": partition_max_bytes}]}]},
@@ -46,10 +46,11 @@ def fetch(address: str, topic: str, partition: int, offset: int, version: int = 
 
 
 def list_offset(address: str, topic: str, partition: int, timestamp: int, isolation_level: int = 0,
-                version: int = 9):
+                version: int = 9, current_leader_epoch: int = -1):
     response = send(address, 2, version, {
         "replica_id": -1, "isolation_level": isolation_level,
-        "topics": [{"name": topic, "partitions": [{"partition_index": partition, "current_leader_epoch": -1,
+        "topics": [{"name": topic, "partitions": [{"partition_index": partition,
+                                                    "current_leader_epoch": current_leader_epoch,
                                                     "timestamp": timestamp}]}]})
     return response.topics[0].partitions[0]
 

@@ -22,6 +22,16 @@ def at_least(low: int) -> Callable[[int], str | None]:
     return lambda v: None if v >= low else f"Value must be at least {low}"
 
 
+RACK_AWARE_REPLICA_SELECTOR = "org.apache.kafka.common.replica.RackAwareReplicaSelector"
+
+
+def _replica_selector(value: str | None) -> str | None:
+    """Kafka loads the class named; the one selector Kafka ships is the one fauxka has."""
+    if value in (None, "", RACK_AWARE_REPLICA_SELECTOR):
+        return None
+    return f"Class {value} cannot be found (fauxka has {RACK_AWARE_REPLICA_SELECTOR} only)"
+
+
 def _key(name, type_, default, check=None, doc="", used=True) -> ConfigKey:
     return ConfigKey(name, type_, default, check, doc, used)
 
@@ -35,7 +45,8 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
              doc="broker.id -1 and no meta.properties: take reserved.broker.max.id + a ZooKeeper sequence number."),
         _key("reserved.broker.max.id", "int", 1000, at_least(0),
              "Largest configurable broker.id; generated ids start above it."),
-        _key("broker.rack", "string", None, doc="Rack of the broker, used by rack-aware assignment."),
+        _key("broker.rack", "string", None,
+             doc="Rack of the broker, used by rack-aware assignment and by replica.selector.class."),
         _key("listeners", "list", ["PLAINTEXT://:9092"], doc="NAME://host:port listeners to bind."),
         _key("advertised.listeners", "list", None, doc="Listeners published in ZooKeeper; default: listeners."),
         _key("listener.security.protocol.map", "list",
@@ -123,6 +134,9 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
         _key("replica.fetch.wait.max.ms", "int", 500, at_least(0), "Follower fetch: longest wait for data."),
         _key("replica.fetch.min.bytes", "int", 1, at_least(1), "Follower fetch: bytes to wait for."),
         _key("replica.socket.timeout.ms", "int", 30000, at_least(1), "Follower fetch: network timeout."),
+        _key("replica.selector.class", "string", None, _replica_selector,
+             "KIP-392: how a partition's leader picks the replica a consumer with client.rack reads from "
+             "(RackAwareReplicaSelector: a follower in the consumer's rack); unset: the leader."),
         _key("replica.lag.time.max.ms", "int", 30000, at_least(1),
              "A follower that has not caught up for this long leaves the ISR."),
         _key("log.retention.check.interval.ms", "int", 300000, at_least(1),

@@ -8,7 +8,8 @@ partition's max bytes is not sent, Kafka's FetchParams.hardMaxBytesLimit); v0-v5
 NOT_LEADER_OR_FOLLOWER for KAFKA_STORAGE_ERROR, which they may not know; v1 throttle_time; v3
 max_bytes; v4 isolation_level and last_stable_offset/aborted_transactions; v5 log_start_offset;
 v7 fetch sessions (KIP-227: fauxka/broker/replication/fetch_sessions.py); v9 current_leader_epoch
-(KIP-320 fencing); v11 rack_id (KIP-392; no preferred read replica: -1); v12 flexible,
+(KIP-320 fencing); v11 rack_id and preferred_read_replica (KIP-392: a consumer may read from a
+follower, and a leader with replica.selector.class names the follower for its rack); v12 flexible,
 last_fetched_epoch and diverging_epoch, current_leader; v13 topic ids instead of names
 (UNKNOWN_TOPIC_ID); v15 replica_state replaces replica_id (KIP-903); v16 node_endpoints
 (KIP-951); v17 replica_directory_id (KIP-853: a KRaft follower's directory, unused here). A
@@ -32,7 +33,7 @@ from ..protocol.build import build
 from ..protocol.codec import response_schema
 from ..protocol.requests import Response
 from ..replication.fetch_sessions import FetchSessionCache, SessionPartition
-from ..replication.reads import READ_COMMITTED, FetchWant
+from ..replication.reads import READ_COMMITTED, ClientMetadata, FetchWant
 from .cluster_answers import node_endpoints
 
 if TYPE_CHECKING:
@@ -89,8 +90,10 @@ async def handle(ctx: RequestContext, request: "FetchRequest") -> Response:
     if window_bytes is not None:  # more than the quota allows in a window would certainly be throttled
         max_bytes = min(max_bytes, int(window_bytes))
         min_bytes = min(min_bytes, max_bytes)
+    # KafkaApis: a Fetch v11+ carries the client's metadata; a consumer's may then be read from a follower
+    client = ClientMetadata(request.rack_id or "", ctx.listener) if version >= 11 and not follower else None
     results = await ctx.replicas.fetch(wants, replica_id, isolation, int(request.max_wait.total_seconds() * 1000),
-                                       min_bytes, max_bytes, version <= 2) if wants else []
+                                       min_bytes, max_bytes, version <= 2, client) if wants else []
     throttle = 0 if follower else _bandwidth_throttle(ctx, results)
     if throttle > 0:  # KafkaApis: an empty answer carrying the throttle time; the session stays as it was
         if session is not None and full:
@@ -113,8 +116,9 @@ async def handle(ctx: RequestContext, request: "FetchRequest") -> Response:
         if version < 10 and not follower:
             _convert(ctx.replicas, want, result, version)
         # changed() remembers what this answer sends (a full one's too: the next one sends only news)
-        news = (FetchSessionCache.changed(part, result.error, result.records, marks) if not superseded
-                else bool(result.records) or result.error != ErrorCode.none)
+        must = result.diverging_epoch is not None or result.preferred_read_replica >= 0
+        news = (FetchSessionCache.changed(part, result.error, result.records, marks, must) if not superseded
+                else bool(result.records) or result.error != ErrorCode.none or must)
         if news or full:
             topics.setdefault((want.topic, _topic_id(cache, want.topic)), []).append(
                 _data(want.index, result, isolation, hinted))
@@ -189,7 +193,7 @@ def _data(index: int, result, isolation: int, hinted: set[int]) -> dict:
         # Kafka sends no aborted list to read_uncommitted consumers, an empty one without aborts
         "aborted_transactions": [{"producer_id": pid, "first_offset": first} for pid, first in result.aborted or ()]
         if isolation == READ_COMMITTED and result.error == ErrorCode.none else None,
-        "preferred_read_replica": -1, "records": result.records,
+        "preferred_read_replica": result.preferred_read_replica, "records": result.records,
     }
     if result.diverging_epoch is not None:
         entry["diverging_epoch"] = {"epoch": result.diverging_epoch[0], "end_offset": result.diverging_epoch[1]}

@@ -12,7 +12,7 @@ the leader answers (replica_id -1); a debug replica id (-2) is answered by the l
 
 from typing import TYPE_CHECKING
 
-from fauxka.model.errors import ErrorCode
+from fauxka.model.errors import ErrorCode, KafkaError
 
 from ..context import RequestContext
 from ..protocol.build import build
@@ -37,7 +37,8 @@ async def handle(ctx: RequestContext, request: "ListOffsetsRequest") -> Response
         return build(response_schema(_KEY, 0), {"topics": topics})
     topics = [{"name": topic.name, "partitions": partition_results(
         ctx, ctx.authorized("DESCRIBE", "TOPIC", topic.name), topic.name, topic.partitions, _blank,
-        lambda p, t=topic.name: _answer(replicas, t, p, isolation))} for topic in request.topics]
+        lambda p, t=topic.name: _answer(replicas, t, p, isolation if request.replica_id == -1 else None,
+                                        ctx.version))} for topic in request.topics]
     return build(response_schema(_KEY, ctx.version), {"throttle_time": 0, "topics": topics})
 
 
@@ -55,7 +56,13 @@ def _v0_answer(replicas, from_consumer: bool):
     return answer
 
 
-def _answer(replicas, topic: str, p, isolation: int) -> dict:
-    timestamp, offset, epoch = replicas.offset_for(topic, p.partition_index, p.timestamp, isolation,
-                                                   getattr(p, "current_leader_epoch", -1))
+def _answer(replicas, topic: str, p, isolation: int | None, version: int) -> dict:
+    """`isolation`: None for a replica's (debugging) request, which may see past the high watermark."""
+    try:
+        timestamp, offset, epoch = replicas.offset_for(topic, p.partition_index, p.timestamp, isolation,
+                                                       getattr(p, "current_leader_epoch", -1))
+    except KafkaError as exc:  # KafkaApis: only v5+ may be told OFFSET_NOT_AVAILABLE
+        if exc.code == ErrorCode.offset_not_available and version < 5:
+            raise KafkaError(ErrorCode.leader_not_available) from exc
+        raise
     return {"timestamp": timestamp, "offset": offset, "leader_epoch": epoch}

@@ -115,9 +115,11 @@ class FetchSessionCache:
             session.partitions[key] = part
 
     @staticmethod
-    def changed(part: SessionPartition, error: ErrorCode, records: bytes, marks: tuple[int, int, int]) -> bool:
-        """Whether an incremental response includes this partition; remembers what it sent."""
-        include = bool(records) or error != ErrorCode.none or part.sent != marks
+    def changed(part: SessionPartition, error: ErrorCode, records: bytes, marks: tuple[int, int, int],
+                must: bool = False) -> bool:
+        """Whether an incremental response includes this partition; remembers what it sent. `must`:
+        the answer names a diverging epoch or a preferred read replica (CachedPartition's mustRespond)."""
+        include = must or bool(records) or error != ErrorCode.none or part.sent != marks
         part.sent = marks
         return include
 

@@ -301,7 +301,10 @@ class Fetcher:
         if data.records:
             log.append_as_follower(bytes(data.records))
             self._hosted.replicated_in(len(data.records))
+        before = log.high_watermark
         log.high_watermark = min(data.high_watermark, log.log_end_offset)  # then the log start, as Kafka's
         if data.log_start_offset > log.log_start_offset:  # processPartitionData (DeleteRecords, retention)
             log.advance_log_start_offset(min(data.log_start_offset, log.high_watermark))
+        if log.high_watermark != before:  # consumers reading from this follower (KIP-392) may have news
+            self._hosted.high_watermark_moved(partition)
         return True

@@ -29,6 +29,11 @@ class HostedPartitions:
 
     def leader_partition(self, topic: str, index: int, current_leader_epoch: int = -1) -> Partition:
         """The partition if this broker leads it, else KafkaError (Kafka's getPartitionOrException)."""
+        return self.local_partition(topic, index, current_leader_epoch, require_leader=True)
+
+    def local_partition(self, topic: str, index: int, current_leader_epoch: int, require_leader: bool) -> Partition:
+        """The partition's replica here, leader or (not `require_leader`) follower, at the epoch the
+        request names; else KafkaError (Kafka's getPartitionOrException + localLogWithEpochOrThrow)."""
         partition = self.partitions.get((topic, index))
         if partition is None:
             if (topic, index) in self._cache.partition_states or self.assigned(topic, index) is not None:
@@ -37,9 +42,15 @@ class HostedPartitions:
         fenced = partition.check_epoch(current_leader_epoch)
         if fenced is not None:
             raise KafkaError(fenced)
-        if not partition.is_leader:
+        if require_leader and not partition.is_leader:
             raise KafkaError(ErrorCode.not_leader_or_follower)
         return partition
+
+    def listener_racks(self, listener: str) -> dict[int, str | None]:
+        """broker id -> rack of the live brokers with an endpoint on `listener` (the replicas a
+        consumer that came in on it can be sent to)."""
+        return {broker_id: reg.rack for broker_id, reg in self._cache.brokers.items()
+                if reg.endpoint(listener) is not None}
 
     def current_leader(self, topic: str, index: int) -> tuple[int, int]:
         """(leader id, leader epoch) as the metadata cache knows them, for NOT_LEADER hints."""

@@ -42,6 +42,9 @@ class Partition:
     # the ISR an AlterPartition in flight asks for (Kafka's PendingShrinkIsr/PendingExpandIsr); None: none
     pending_isr: list[int] | None = None
     leadership: int = 0  # this broker's current leadership of it (0: none yet); a new one per become-leader from not leading
+    # where this leader's epoch began (Kafka's leaderEpochStartOffsetOpt): until the high watermark
+    # reaches it, ListOffsets' latest is not known (OFFSET_NOT_AVAILABLE); None: not the leader
+    epoch_start_offset: int | None = None
 
     @property
     def key(self) -> tuple[str, int]:
@@ -88,6 +91,7 @@ class Partition:
         self.leader_id, self.leader_epoch, self.partition_epoch = self.broker_id, leader_epoch, partition_epoch
         self.isr, self.replicas = list(isr), list(replicas)
         if new_epoch:
+            self.epoch_start_offset = self.log.log_end_offset
             latest = self.log.latest_epoch()
             if latest is None or latest < leader_epoch:
                 self.log.assign_epoch(leader_epoch, self.log.log_end_offset)
@@ -111,7 +115,13 @@ class Partition:
         self.isr, self.replicas = list(isr), list(replicas)
         self.followers = {}
         self.pending_isr = None
+        self.epoch_start_offset = None
         return changed
+
+    def offsets_not_available(self) -> bool:
+        """A new leader whose high watermark has not reached the start of its epoch: what the old
+        leader had committed past it is not known yet (Partition.fetchOffsetForTimestamp)."""
+        return self.epoch_start_offset is not None and self.epoch_start_offset > self.log.high_watermark
 
     # --- leader bookkeeping ----------------------------------------------------------------------
 

@@ -5,7 +5,10 @@ fewer than min_bytes came back and nothing failed, wait in the purgatory (woken 
 high-watermark moves on those partitions) until min_bytes are there or max_wait passes.
 Consumers read up to the high watermark (read_uncommitted) or the last stable offset
 (read_committed); followers (replica_id >= 0) up to the log end offset, and their fetch offset
-tells the leader what they have (high watermark, ISR expansion). The response limit is
+tells the leader what they have (high watermark, ISR expansion). A consumer's Fetch v11+ carries
+client metadata (its rack, the listener it came in on): it may read from a follower, up to the high
+watermark that follower knows (KIP-392), and a leader with `replica.selector.class` set may answer
+it with a preferred read replica instead of records (replica_selector.py). The response limit is
 Kafka's: max_bytes over the whole response and partition_max_bytes per partition, except that
 the first non-empty partition returns at least one whole batch (KIP-74).
 """
@@ -20,6 +23,7 @@ from ..purgatory import Purgatory
 from .hosted import HostedPartitions
 from .isr import IsrManager
 from .metrics import ReplicationMetrics
+from .replica_selector import NO_PREFERENCE, preferred_read_replica
 
 READ_COMMITTED = 1
 # what a leader answers a follower for a partition whose newer leadership it has not heard of yet
@@ -49,6 +53,14 @@ class FetchResult:
     diverging_epoch: tuple[int, int] | None = None  # (epoch, end offset) the follower must truncate to
     current_leader: tuple[int, int] | None = None  # (leader id, epoch) hint with NOT_LEADER / fencing errors
     aborted: list[tuple[int, int]] | None = None  # (producer id, first offset) for read_committed
+    preferred_read_replica: int = NO_PREFERENCE  # KIP-392: read from this follower instead (no records)
+
+
+@dataclass(frozen=True, slots=True)
+class ClientMetadata:
+    """What a consumer's Fetch v11+ tells about it (Kafka's ClientMetadata): it may read from followers."""
+    rack: str
+    listener: str
 
 
 class Reader:
@@ -60,14 +72,20 @@ class Reader:
         self._purgatory = purgatory
         self._metrics = metrics
         self._isr = isr
+        self._selector = config["replica.selector.class"] or None
         # fauxka.test.break: the checker's proof that it catches read_committed showing aborted records
         self._hide_aborts = "read_committed_sees_aborted" in (config["fauxka.test.break"] or "").split(",")
 
     async def fetch(self, wants: list[FetchWant], replica_id: int, isolation_level: int, max_wait_ms: int,
-                    min_bytes: int, max_bytes: int, hard_max_bytes: bool = False) -> list[FetchResult]:
+                    min_bytes: int, max_bytes: int, hard_max_bytes: bool = False,
+                    client: ClientMetadata | None = None) -> list[FetchResult]:
         """hard_max_bytes (Fetch v0-v2, Kafka's FetchParams.hardMaxBytesLimit): no "at least one
-        batch" for the first partition; a batch larger than its partition's limit is not sent."""
+        batch" for the first partition; a batch larger than its partition's limit is not sent.
+        `client`: a consumer's metadata (Fetch v11+), None for followers and older consumers, which
+        read from the leader only (FetchParams.fetchOnlyLeader)."""
         follower = replica_id >= 0
+        if follower:
+            client = None
         if follower:
             self._record_follower_fetch(wants, replica_id)
         deadline = time.monotonic() + max(max_wait_ms, 0) / 1000
@@ -75,19 +93,21 @@ class Reader:
         first = [True]
 
         def attempt() -> list[FetchResult] | None:
-            if not first[0] and not self._news(wants, follower, isolation_level):
+            if not first[0] and not self._news(wants, follower, isolation_level, client):
                 return None  # woken by a move that gives this fetch nothing to read: no read
             first[0] = False
-            results = self._read_all(wants, follower, isolation_level, max_bytes, hard_max_bytes)
+            results = self._read_all(wants, follower, isolation_level, max_bytes, hard_max_bytes, client)
+            # a preferred read replica is answered at once (ReplicaManager.fetchMessages)
             if (max_wait_ms <= 0 or sum(len(r.records) for r in results) >= min_bytes
                     or any((r.error != ErrorCode.none and not (follower and self._leading_soon(w, r)))
-                           or r.diverging_epoch for w, r in zip(wants, results))):
+                           or r.diverging_epoch or r.preferred_read_replica != NO_PREFERENCE
+                           for w, r in zip(wants, results))):
                 return results
             return None
 
         results = await self._purgatory.wait({(w.topic, w.index) for w in wants}, attempt, deadline)
         if results is None:
-            results = self._read_all(wants, follower, isolation_level, max_bytes, hard_max_bytes)
+            results = self._read_all(wants, follower, isolation_level, max_bytes, hard_max_bytes, client)
         metrics = self._metrics
         for want, result in zip(wants, results):
             metrics.fetch_request(want.topic, result.error)
@@ -108,7 +128,8 @@ class Reader:
         leader, epoch = self._hosted.current_leader(want.topic, want.index)
         return epoch < 0 or want.current_leader_epoch > epoch or leader == self._hosted.broker_id
 
-    def _news(self, wants: list[FetchWant], follower: bool, isolation_level: int) -> bool:
+    def _news(self, wants: list[FetchWant], follower: bool, isolation_level: int,
+              client: ClientMetadata | None) -> bool:
         """Whether a read could now answer more than the last one (DelayedFetch.tryComplete looks
         at offsets, not at the log): records past a fetch offset, or a partition that would answer
         an error (leadership or epoch moved, the offset out of range). A parked fetch is woken by
@@ -116,7 +137,7 @@ class Reader:
         partitions = self._hosted.partitions
         for want in wants:
             partition = partitions.get((want.topic, want.index))
-            if partition is None or not partition.is_leader or (
+            if partition is None or (not partition.is_leader and client is None) or (
                     want.current_leader_epoch >= 0 and want.current_leader_epoch != partition.leader_epoch):
                 return True
             log = partition.log
@@ -151,25 +172,31 @@ class Reader:
                 self._isr.request_change(partition, new_isr, "expand")
 
     def _read_all(self, wants: list[FetchWant], follower: bool, isolation_level: int,
-                  max_bytes: int, hard_max_bytes: bool = False) -> list[FetchResult]:
+                  max_bytes: int, hard_max_bytes: bool, client: ClientMetadata | None) -> list[FetchResult]:
         results, used = [], 0
         for want in wants:
             limit = min(want.max_bytes, max(max_bytes - used, 0))
-            result = self._read_one(want, follower, isolation_level, limit, min_one_batch=used == 0 and not hard_max_bytes)
+            result = self._read_one(want, follower, isolation_level, limit, used == 0 and not hard_max_bytes, client)
             used += len(result.records)
             results.append(result)
         return results
 
     def _read_one(self, want: FetchWant, follower: bool, isolation_level: int, limit: int,
-                  min_one_batch: bool) -> FetchResult:
+                  min_one_batch: bool, client: ClientMetadata | None) -> FetchResult:
         hosted = self._hosted
         try:
-            partition = hosted.leader_partition(want.topic, want.index, want.current_leader_epoch)
+            partition = hosted.local_partition(want.topic, want.index, want.current_leader_epoch,
+                                               require_leader=client is None)
         except KafkaError as exc:
             return FetchResult(error=exc.code, current_leader=hosted.current_leader(want.topic, want.index))
         log = partition.log
         result = FetchResult(high_watermark=log.high_watermark, last_stable_offset=log.last_stable_offset,
                              log_start_offset=log.log_start_offset)
+        if client is not None and self._selector is not None and partition.is_leader:
+            result.preferred_read_replica = preferred_read_replica(
+                partition, client.rack, want.fetch_offset, time.time() * 1000, hosted.listener_racks(client.listener))
+            if result.preferred_read_replica != NO_PREFERENCE:
+                return result  # the consumer goes there: no read here
         if want.last_fetched_epoch >= 0:  # Fetch v12+: does the fetcher's history diverge from ours?
             epoch, end = log.end_offset_for_epoch(want.last_fetched_epoch)
             if epoch >= 0 and (epoch < want.last_fetched_epoch or end < want.fetch_offset):
@@ -197,22 +224,32 @@ class Reader:
 
     # --- ListOffsets ---------------------------------------------------------------------------------
 
-    def offset_for(self, topic: str, index: int, timestamp: int, isolation_level: int,
+    def offset_for(self, topic: str, index: int, timestamp: int, isolation_level: int | None,
                    current_leader_epoch: int) -> tuple[int, int, int]:
         """(timestamp, offset, leader epoch) as ReplicaManager.fetchOffsetForTimestamp answers a
-        consumer; raises KafkaError (not the leader, fenced epoch)."""
+        consumer (`isolation_level`; None: a replica's debugging request, up to the log end offset);
+        raises KafkaError (not the leader, fenced epoch, OFFSET_NOT_AVAILABLE for a consumer while a
+        new leader's high watermark lags the start of its epoch)."""
         partition = self._hosted.leader_partition(topic, index, current_leader_epoch)
         log = partition.log
-        fetchable = log.last_stable_offset if isolation_level == READ_COMMITTED else log.high_watermark
+        if isolation_level is None:
+            fetchable = log.log_end_offset
+        else:
+            fetchable = log.last_stable_offset if isolation_level == READ_COMMITTED else log.high_watermark
+        lagging = isolation_level is not None and partition.offsets_not_available()
         latest_epoch = log.latest_epoch()
         if timestamp in (EARLIEST, EARLIEST_LOCAL):
             return -1, log.log_start_offset, self._epoch_at(log, log.log_start_offset)
         if timestamp == LATEST:
+            if lagging:
+                raise KafkaError(ErrorCode.offset_not_available)
             return -1, fetchable, latest_epoch if latest_epoch is not None else -1
         if timestamp == LATEST_TIERED:
             return -1, -1, -1
         found = log.offset_for_timestamp(timestamp)
         if found is None or found[0] >= fetchable:
+            if lagging:
+                raise KafkaError(ErrorCode.offset_not_available)
             return -1, -1, -1
         offset, ts, epoch = found
         return ts, offset, epoch

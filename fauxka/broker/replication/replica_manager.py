@@ -346,10 +346,10 @@ class ReplicaManager:
         await appender.wait_for_acks(results, timeout_ms)
 
     async def fetch(self, wants, replica_id: int, isolation_level: int, max_wait_ms: int, min_bytes: int,
-                    max_bytes: int, hard_max_bytes: bool = False):
+                    max_bytes: int, hard_max_bytes: bool = False, client=None):
         """Fetch: see reads.Reader.fetch."""
         return await self.reader.fetch(wants, replica_id, isolation_level, max_wait_ms, min_bytes, max_bytes,
-                                       hard_max_bytes)
+                                       hard_max_bytes, client)
 
     def offset_for(self, topic: str, index: int, timestamp: int, isolation_level: int, current_leader_epoch: int):
         """ListOffsets: see reads.Reader.offset_for."""

@@ -82,6 +82,9 @@ public final class ClientScenarios {
                 case "admin" -> admin(topics.get(0));
                 case "push-leaders" -> ControllerPush.leaders(topics, producer("acks", "all"));
                 case "push-stale" -> ControllerPush.stale(topics);
+                // topic, client.rack, total, first: KIP-392's consumer (RackFollower.java)
+                case "rack-follower" -> RackFollower.read(List.of(topics.get(0), topics.get(2), topics.get(3)),
+                        consumer(null, "client.rack", topics.get(1)));
                 default -> throw new IllegalArgumentException("unknown scenario " + name);
             });
         } catch (Throwable e) {
