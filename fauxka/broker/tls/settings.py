@@ -18,10 +18,13 @@ import ssl
 import tempfile
 from dataclasses import dataclass, field
 
+import structlog
+
 from fauxka.model.broker_keys import BROKER_CONFIGS
 from fauxka.model.ssl_principal import InvalidRule, Rule, parse_rules
 
 from .ciphers import openssl_cipher_list
+from .client_ca import name_trusted_cas
 from .keystores import KeyMaterial, KeystoreError, load_keystore, load_truststore
 
 TLS_PROTOCOLS = ("SSL", "SASL_SSL")
@@ -136,6 +139,9 @@ def server_context(get, client_auth: str) -> ssl.SSLContext:
     ctx.verify_mode = CLIENT_AUTH[client_auth]
     if client_auth != "none":
         _trust(ctx, get, ssl.Purpose.CLIENT_AUTH)
+        why_not = name_trusted_cas(ctx)  # the CertificateRequest names them, as Kafka's JSSE does
+        if why_not is not None:
+            structlog.get_logger(__name__).warning("client certificate requests name no CA", reason=why_not)
     return ctx
 
 

@@ -7,9 +7,24 @@ ones included, and a failed, cut or plaintext handshake is an exception the serv
 """
 
 import asyncio
+import re
 import ssl
 
 _CHUNK = 65536
+# a fatal alert in a plaintext TLS 1.0-1.2 record: content type 21, version 3.x, length 2, level 2
+_PLAIN_FATAL_ALERT = re.compile(rb"\x15\x03[\x01-\x03]\x00\x02\x02.", re.S)
+_BAD_CERTIFICATE = 42
+
+
+def _as_jsse(pending: bytes) -> bytes:
+    """A client sent no certificate where one is required: OpenSSL's TLS 1.2 answer is a
+    handshake_failure alert, Java's (Kafka's) a bad_certificate one (JSSE's "Empty client certificate
+    chain"), which clients report (librdkafka's 0097 checks for it). Before the server's Finished the
+    alert is plaintext, so only its description byte changes. TLS 1.3 sends certificate_required,
+    encrypted, in both: left as it is."""
+    if _PLAIN_FATAL_ALERT.match(pending):
+        return pending[:6] + bytes([_BAD_CERTIFICATE]) + pending[7:]
+    return pending
 
 
 class TlsStream:
@@ -47,8 +62,12 @@ class TlsStream:
                 await self._writer.drain()
                 if not await self._fill():
                     raise ConnectionResetError("the peer closed the connection during the TLS handshake") from None
-            except ssl.SSLError:
-                self._flush()  # the alert, when there is one
+            except ssl.SSLError as exc:
+                pending = self._outgoing.read()  # the alert, when there is one
+                if exc.reason == "PEER_DID_NOT_RETURN_A_CERTIFICATE":
+                    pending = _as_jsse(pending)
+                if pending:
+                    self._writer.write(pending)
                 raise
         self._flush()
         await self._writer.drain()
