@@ -7,19 +7,30 @@ import socket
 import sys
 from typing import Any
 
-from fauxka.controller import tokens
+from fauxka.controller.acls import AclWrites
 from fauxka.controller.admin import AdminController
+from fauxka.controller.areas import ControllerAreas
+from fauxka.controller.audit import AuditLog
+from fauxka.controller.configs import ConfigWrites
 from fauxka.controller.election import ControllerElection
 from fauxka.controller.features import FeatureController
 from fauxka.controller.partition_leadership import PartitionLeadership
-from fauxka.controller.policy import PolicyConfigError
+from fauxka.controller.partitions import PartitionCreation
+from fauxka.controller.policy import PolicyConfigError, load_policies
+from fauxka.controller.policy_gate import PolicyGate
+from fauxka.controller.producer_ids import ProducerIdBlocks
+from fauxka.controller.quotas import QuotaWrites
 from fauxka.controller.reassignment import Reassignments
+from fauxka.controller.scram import ScramWrites
+from fauxka.controller.tokens import TokenWrites
+from fauxka.controller.write_waits import WriteWaits
 from fauxka.coordinator.group.runtime import GROUP_METADATA_TOPIC
 from fauxka.coordinator.txn.runtime import TRANSACTION_STATE_TOPIC
 from fauxka.model import delegation_tokens, features
 from fauxka.model.errors import KafkaError
 from fauxka.zkstore import MultiFailed, NodeExists, Op, SessionState, ZkStore, ZkUnavailable
 from fauxka.zkstore import paths as zp
+from fauxka.zkstore.fenced import FencedWriter
 
 from . import logs
 from .applied import AppliedPublisher
@@ -67,16 +78,18 @@ class Broker:
         self.inter_broker = InterBrokerConnector(self.cache, config)  # secured connections to other brokers
         # as controller: LeaderAndIsr, UpdateMetadata, StopReplica to every broker
         self.channel_manager = ControllerChannelManager(self.broker_id, config, self.cache, self.inter_broker, log)
-        self.admin = AdminController(self.zk, self.cache, self.election, config, log, CachePurgatory(self.cache.subscribe),
-                                     self.channel_manager.wait_delivered)
-        self.authorizer = load_authorizer(config, self.zk, log)
         # delegation tokens, with a secret key
         self.tokens = TokenCache(self.zk, delegation_tokens.settings(config), log)
-        self.leadership = PartitionLeadership(self.admin, config, log)
+        # the controller's areas, each with what it reads and writes (active only on the controller)
+        self.controller = controller_areas(self.zk, self.cache, self.election, self.channel_manager, self.tokens,
+                                           config, log)
+        self.authorizer = load_authorizer(config, self.zk, log)
+        self.admin = self.controller.topics
+        self.leadership = self.controller.leadership
         ControllerMetrics(self.metrics.registry, self.cache, lambda: self.election.active,
                           lambda: self.leadership.unclean_elections)
-        self.reassignments = Reassignments(self.admin, self.leadership, log)  # KIP-455, on the controller
-        self.features = FeatureController(self.admin, log)  # /feature (KIP-584), on the controller
+        self.reassignments = self.controller.reassignments  # KIP-455, on the controller
+        self.features = self.controller.features  # /feature (KIP-584), on the controller
         # one connection to the controller, shared by envelopes and AlterPartition, producer ids, shutdown
         self.controller_link = ControllerLink(self.broker_id, self.cache, self.inter_broker, log)
         self.forwarding = ForwardingManager(self.controller_link, config["request.timeout.ms"], self.metrics,
@@ -108,8 +121,7 @@ class Broker:
             broker_id=self.broker_id, config=config, cache=self.cache, zk=self.zk, metrics=self.metrics,
             authorizer=self.authorizer, tokens=self.tokens, quotas=self.quotas, replicas=self.replicas,
             groups=self.group_role, transactions=self.txn_role, marker_writer=self.marker_writer,
-            producer_ids=self.producer_ids, admin=self.admin, leadership=self.leadership,
-            reassignments=self.reassignments, features=self.features, auto_create=self.auto_create,
+            producer_ids=self.producer_ids, controller=self.controller, auto_create=self.auto_create,
             forwarding=self.forwarding, faults=self.faults, bound=[])
         self.server = Server(self.services, log)
         self._stopped = asyncio.Event()
@@ -120,7 +132,7 @@ class Broker:
             from .audit_publisher import AuditPublisher
 
             self.audit_publisher = AuditPublisher(config["audit.topic"], config, self.cache, self.admin, log)
-            self.admin.audit_to(self.audit_publisher.offer)
+            self.controller.audit.sink = self.audit_publisher.offer
 
     @property
     def is_controller(self) -> bool:
@@ -209,7 +221,7 @@ class Broker:
             self._spawn(self.features.ensure(), "feature-versioning")
             if self.tokens.enabled:
                 settings = delegation_tokens.settings(self.config)
-                self._spawn(tokens.expire_periodically(self.admin, self.tokens, settings),
+                self._spawn(self.controller.tokens.expire_periodically(settings),
                             "delete-expired-tokens")
 
     def _on_session(self, state: SessionState) -> None:
@@ -278,7 +290,9 @@ class Broker:
         await self.forwarding.stop()
         await self.controller_channel.close()
         await self.applied.stop()
-        self.admin.close()
+        self.controller.purgatory.close()
+        self.controller.topics.gate.close()
+        self.controller.audit.close()
         self.authorizer.close()
         self.tokens.stop()
         self.quotas.stop()
@@ -286,6 +300,34 @@ class Broker:
         await self.zk.stop()  # closing the session removes our ephemeral nodes at once
         self.metrics.stop()
         self.log.info("broker stopped")
+
+
+def controller_areas(zk: ZkStore, cache: MetadataCache, election: ControllerElection,
+                     channel_manager: ControllerChannelManager, tokens: TokenCache, config: BrokerConfig,
+                     log: Any) -> ControllerAreas:
+    """The controller's areas, each given what it reads and writes; the parts they share (the fenced
+    writer, the cache purgatory, the policies, the waits, the audit) are built once, here."""
+    admin_log = log.bind(component="admin")
+    writer = FencedWriter(zk, lambda: election.epoch_zk_version)
+    purgatory = CachePurgatory(cache.subscribe)  # waits for writes to show in the cache
+    gate = PolicyGate(load_policies(config.originals), cache, admin_log)
+    waits = WriteWaits(config, cache, writer, purgatory, channel_manager.wait_delivered)
+    audit = AuditLog(config["audit.log.file"], log)
+    leadership = PartitionLeadership(zk, cache, writer, election, config, log)
+    return ControllerAreas(
+        election=election,
+        topics=AdminController(zk, cache, election, config, admin_log, writer, purgatory, gate, waits, audit),
+        partitions=PartitionCreation(cache, writer, election, purgatory, gate, waits, audit, admin_log),
+        configs=ConfigWrites(config, cache, writer, election, purgatory, gate, waits, audit, admin_log),
+        quotas=QuotaWrites(zk, writer, election, audit, admin_log),
+        acls=AclWrites(zk, writer, election, waits, audit, admin_log),
+        scram=ScramWrites(zk, writer, election, audit, admin_log),
+        tokens=TokenWrites(zk, writer, election, tokens, audit, admin_log),
+        producer_ids=ProducerIdBlocks(zk, writer, election),
+        leadership=leadership,
+        reassignments=Reassignments(zk, cache, writer, election, leadership, log),
+        features=FeatureController(zk, cache, writer, election, purgatory, log),
+        audit=audit, purgatory=purgatory)
 
 
 async def run(config: BrokerConfig) -> int:

@@ -19,10 +19,7 @@ from fauxka.model.acl_model import SUPPORTED_OPERATIONS, ResourceType, to_bit_fi
 from .protocol.codec import Request
 
 if TYPE_CHECKING:
-    from fauxka.controller.admin import AdminController
-    from fauxka.controller.features import FeatureController
-    from fauxka.controller.partition_leadership import PartitionLeadership
-    from fauxka.controller.reassignment import Reassignments
+    from fauxka.controller.areas import ControllerAreas
     from fauxka.zkstore import ZkStore
 
     from .auth.authorizer import Authorizer
@@ -85,10 +82,7 @@ class Services:
     transactions: "TxnRole"  # the transaction coordinator role (fauxka/broker/coordination/txn_role.py)
     marker_writer: "MarkerWriter"  # the leader's side of WriteTxnMarkers
     producer_ids: "ProducerIdManager"
-    admin: "AdminController"  # the controller's admin plane (active only on the controller)
-    leadership: "PartitionLeadership"  # on the controller: elections, ISR changes, controlled shutdown
-    reassignments: "Reassignments"  # on the controller (KIP-455)
-    features: "FeatureController"  # on the controller (KIP-584)
+    controller: "ControllerAreas"  # the controller's areas: topics, configs, ACLs, ... (active only on the controller)
     auto_create: TopicCreator
     forwarding: Forwarder
     faults: Faults | None
@@ -96,7 +90,7 @@ class Services:
 
     def controller_active(self) -> bool:
         """Whether this broker is the active controller (a forwardable request is answered here)."""
-        return self.admin.active
+        return self.controller.active
 
     def advertised_controller_id(self) -> int:
         """The controller id clients are told (advertised.controller)."""

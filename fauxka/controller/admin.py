@@ -8,66 +8,47 @@ import asyncio
 import collections
 import random
 import time
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 from fauxka.model import broker_configs as bc
 from fauxka.model.errors import ErrorCode, KafkaError
-from fauxka.zkstore import MultiFailed, NodeExists, ZkUnavailable
+from fauxka.zkstore import MultiFailed, NodeExists, ZkStore, ZkUnavailable
 from fauxka.zkstore import paths as zp
 from fauxka.zkstore.fenced import ControllerMoved, FencedWriter
 from fauxka.zkstore.store import Op
 
 from .assignment import BrokerMeta, metadata_cache_broker_order
 from .audit import AuditLog, Caller
-from .policy import PolicyViolation, TopicAction, TopicActionRequest, TopicState, load_policies
+from .broker_parts import CacheWaits, Metadata, Settings
+from .election import ControllerElection
+from .policy import TopicAction, TopicState
+from .policy_gate import PolicyGate
 from .topic_deletion import TopicDeletion
 from .topics import ClusterView, NewTopic, TopicOutcome, TopicPlan, creation_ops, initial_states, plan_create
+from .write_waits import WriteWaits
 
 MAX_OPS_PER_MULTI = 2000  # well under ZooKeeper's 1 MB jute.maxbuffer
-# The longest an admin write's answer waits for the brokers to be told of it (wait_pushed): a
-# broker that does not answer the controller (paused, its connection lost) is waited for no longer.
-PUSH_WAIT_S = 0.5
 
 
 class AdminController(TopicDeletion):
-    """Shared by every admin api of the controller (topics here; partitions.py, configs.py,
-    quotas.py use its cache, writer, purgatory, policies and audit)."""
+    """The controller's topics: CreateTopics here, DeleteTopics in topic_deletion.py. Built by the
+    composition root (fauxka/broker/app.py) with the parts it shares with the other areas: the
+    fenced writer, the policies, the waits and the audit."""
 
-    def __init__(self, zk, cache, election, config, log: Any, purgatory,
-                 pushed: Callable[[float], Awaitable[bool]] | None = None):
-        """`pushed(timeout_s)`: until every broker has been told of this controller's writes so far
-        (fauxka/broker/controller_channel_manager.py), at most timeout_s."""
+    def __init__(self, zk: ZkStore, cache: Metadata, election: ControllerElection, config: Settings, log: Any,
+                 writer: FencedWriter, purgatory: CacheWaits, gate: PolicyGate, waits: WriteWaits, audit: AuditLog):
         self.zk = zk
         self.cache = cache
         self.election = election
         self.config = config
-        self.log = log.bind(component="admin")
-        self.writer = FencedWriter(zk, lambda: election.epoch_zk_version)
-        self.policies = load_policies(config.originals)
-        self.audit = AuditLog(config["audit.log.file"], log)
-        self.purgatory = purgatory  # waits for writes to show in the cache (fauxka/broker/cache_purgatory.py); closed here
+        self.log = log
+        self.writer = writer
+        self.gate = gate  # the policies (check_topic) and a topic's state as they see it
+        self.waits = waits  # wait_pushed, wait_cluster
+        self.audit = audit
+        self.purgatory = purgatory  # waits for writes to show in the cache (fauxka/broker/cache_purgatory.py)
         self.rng = random.Random()
         self._completing: dict[str, asyncio.Future] = {}  # deletions under way here, each carried out once
-        self._pushed = pushed
-
-    async def wait_pushed(self) -> None:
-        """Until the brokers have been told of what this controller wrote, at most PUSH_WAIT_S, whatever
-        the request's timeout (0 included: the answer's code is not changed by it). Kafka answers once
-        its own metadata cache has a write; a client whose next request went to another broker then
-        met a topic that broker did not know yet (LEADER_NOT_AVAILABLE, retried ~100 ms later). For
-        new topics and partitions only: a deletion is answered as Kafka's (the wait cost a DeleteTopics
-        ~30 ms, and nothing a client does next needs the other brokers to have dropped the topic)."""
-        if self._pushed is not None:
-            await self._pushed(PUSH_WAIT_S)
-
-    def audit_to(self, sink: Callable[[bytes, bytes], None]) -> None:
-        """Also hand every audit line to `sink` (key: the principal): fauxka/broker/audit_publisher.py."""
-        self.audit.sink = sink
-
-    def close(self) -> None:
-        self.purgatory.close()
-        self.policies.close()
-        self.audit.close()
 
     @property
     def active(self) -> bool:
@@ -95,15 +76,6 @@ class AdminController(TopicDeletion):
             broker_layers=self.broker_layers(),
         )
 
-    def state_of(self, name: str) -> TopicState | None:
-        partitions = self.cache.partitions_of(name)
-        if not partitions:
-            return None
-        replicas = partitions.get(0) or next(iter(partitions.values()))
-        return TopicState(num_partitions=len(partitions), replication_factor=len(replicas),
-                          replica_assignments={p: list(r) for p, r in partitions.items()},
-                          configs=dict(self.cache.topic_configs.get(name, {})))
-
     # --- CreateTopics ------------------------------------------------------------
 
     async def create_topics(self, topics: list[NewTopic], validate_only: bool, timeout_ms: int,
@@ -122,8 +94,8 @@ class AdminController(TopicDeletion):
             by_name[topic.name] = outcome
             try:
                 outcome.plan = plan_create(topic, view, self.rng)
-                self.check_policy(TopicAction.CREATE, outcome.plan.name, None, _state(outcome.plan), caller,
-                                   validate_only, manual_assignment=bool(topic.assignments))
+                self.gate.check_topic(TopicAction.CREATE, outcome.plan.name, None, _state(outcome.plan), caller,
+                                      validate_only, manual_assignment=bool(topic.assignments))
             except KafkaError as exc:
                 outcome.plan = None
                 outcome.error_code, outcome.error_message = exc.code, exc.message
@@ -136,33 +108,13 @@ class AdminController(TopicDeletion):
             created = [p.name for p in planned if by_name[p.name].error_code == ErrorCode.none]
             await self._wait_created(created, timeout_ms, by_name)
             if created:
-                await self.wait_pushed()
+                await self.waits.wait_pushed()
         latency_ms = (time.perf_counter() - started) * 1000
         for outcome in outcomes:
             self.audit.record(caller, resource_type="TOPIC", resource_name=outcome.name, action="CREATE",
                               validate_only=validate_only, error_code=outcome.error_code,
                               error_message=outcome.error_message, latency_ms=latency_ms)
         return outcomes
-
-    def check_policy(self, action, topic: str, pre: TopicState | None, post: TopicState | None,
-                      caller: Caller, validate_only: bool, **details: Any) -> None:
-        request = TopicActionRequest(action=action, topic=topic, principal=caller.principal,
-                                     client_address=caller.client_address, pre_state=pre, post_state=post,
-                                     validate_only=validate_only, **details)
-        self._run_policy(lambda: self.policies.validate_topic(request), topic=topic, action=action.name)
-
-    def check_broker_policy(self, broker: str, requested: dict[str, str | None]) -> None:
-        """The legacy AlterConfigPolicy on a broker resource ('' for the cluster default)."""
-        self._run_policy(lambda: self.policies.validate_broker_configs(broker, requested), broker=broker)
-
-    def _run_policy(self, validate, **context: Any) -> None:
-        try:
-            validate()
-        except PolicyViolation as exc:
-            raise KafkaError(ErrorCode.policy_violation, exc.message) from None
-        except Exception as exc:  # a policy bug: Kafka answers UNKNOWN_SERVER_ERROR and logs it
-            self.log.exception("policy failed", error=repr(exc), **context)
-            raise KafkaError(ErrorCode.unknown_server_error, None) from None
 
     async def _write_topics(self, plans: list[TopicPlan], by_name: dict[str, TopicOutcome]) -> None:
         """Every topic's znodes in multi-ops of at most MAX_OPS_PER_MULTI operations, all sent at
@@ -251,23 +203,7 @@ class AdminController(TopicDeletion):
         for name in names:
             if name not in done:
                 by_name[name].error_code, by_name[name].error_message = ErrorCode.request_timed_out, None
-        await self.wait_cluster(names, deadline - time.monotonic(), by_name)
-
-    async def wait_cluster(self, names: list[str], timeout_s: float, outcomes: dict[str, TopicOutcome]) -> None:
-        """fauxka.admin.blocking=cluster: also wait until every live broker has applied our
-        newest write; topics still successful at the deadline get REQUEST_TIMED_OUT."""
-        waiting = [n for n in names if outcomes[n].error_code == ErrorCode.none]
-        if self.config["fauxka.admin.blocking"] != "cluster" or not waiting:
-            return
-        version = self.writer.last_version
-
-        def everyone_applied(keys: set[str]) -> set[str]:
-            applied = self.cache.applied_by_broker
-            return keys if all(applied.get(b, -1) >= version for b in self.cache.brokers) else set()
-
-        if not await self.purgatory.wait({"*cluster*"}, everyone_applied, max(timeout_s, 0)):
-            for name in waiting:
-                outcomes[name].error_code, outcomes[name].error_message = ErrorCode.request_timed_out, None
+        await self.waits.wait_cluster(names, deadline - time.monotonic(), by_name)
 
     def have_leaders(self, topics: set[str]) -> set[str]:
         cache = self.cache

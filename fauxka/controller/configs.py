@@ -24,11 +24,15 @@ from fauxka.model.errors import ErrorCode, KafkaError
 from fauxka.model.topic_configs import TOPIC_CONFIGS, ConfigValidationError, validate_topic_configs
 from fauxka.zkstore import MultiFailed, NodeExists, NoNode, ZkUnavailable
 from fauxka.zkstore import paths as zp
-from fauxka.zkstore.fenced import ControllerMoved
+from fauxka.zkstore.fenced import ControllerMoved, FencedWriter
 from fauxka.zkstore.store import Op
 
-from .audit import Caller
+from .audit import AuditLog, Caller
+from .broker_parts import CacheWaits, Metadata, Settings
+from .election import ControllerElection
 from .policy import TopicAction
+from .policy_gate import PolicyGate
+from .write_waits import WriteWaits
 
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 OP_NAMES = {SET: "SET", DELETE: "DELETE", APPEND: "APPEND", SUBTRACT: "SUBTRACT"}
@@ -106,40 +110,6 @@ def apply_incremental(current: Mapping[str, str], ops: list[AlterOp], is_list: C
 
 # --- the request ---------------------------------------------------------------------------------------
 
-async def alter_configs(admin, changes: list[ResourceChange], validate_only: bool, incremental: bool,
-                        caller: Caller, authorize=lambda resource_type, name: True) -> list[ResourceOutcome]:
-    """Outcomes in request order. `admin`: the controller's AdminController; `authorize(type, name)`: ACLs."""
-    started = time.perf_counter()
-    counts: dict[tuple[int, str], int] = {}
-    for change in changes:
-        counts[(change.resource_type, change.name)] = counts.get((change.resource_type, change.name), 0) + 1
-    outcomes = [ResourceOutcome(c.resource_type, c.name) for c in changes]
-    written: dict[str, ResourceOutcome] = {}
-    for index, (change, outcome) in enumerate(zip(changes, outcomes)):
-        try:
-            if counts[(change.resource_type, change.name)] > 1:
-                raise KafkaError(ErrorCode.invalid_request, "Each resource must appear at most once.")
-            if await _alter_one(admin, change, validate_only, incremental, caller, authorize):
-                written[str(index)] = outcome
-        except KafkaError as exc:
-            outcome.error_code, outcome.error_message = exc.code, exc.message
-        except ControllerMoved as exc:
-            admin.election.resign(str(exc))
-            outcome.error_code = ErrorCode.not_controller
-        except ZkUnavailable as exc:
-            admin.log.warning("config write interrupted", resource=change.name, error=str(exc))
-            outcome.error_code = ErrorCode.request_timed_out
-    await admin.wait_cluster(list(written), CACHE_WAIT_S, written)  # fauxka.admin.blocking=cluster
-    latency_ms = (time.perf_counter() - started) * 1000
-    action = "INCREMENTAL_ALTER_CONFIGS" if incremental else "ALTER_CONFIGS"
-    for change, outcome in zip(changes, outcomes):
-        admin.audit.record(caller, resource_type=RESOURCE_TYPES.get(change.resource_type, str(change.resource_type)),
-                           resource_name=change.name, action=action, validate_only=validate_only,
-                           error_code=outcome.error_code, error_message=outcome.error_message,
-                           latency_ms=latency_ms, configs=_loggable(change, incremental))
-    return outcomes
-
-
 def _loggable(change: ResourceChange, incremental: bool) -> list[dict[str, Any]]:
     def shown(op: AlterOp) -> str | None:
         if change.resource_type == TOPIC:
@@ -152,26 +122,6 @@ def _loggable(change: ResourceChange, incremental: bool) -> list[dict[str, Any]]
             for op in change.ops]
 
 
-async def _alter_one(admin, change: ResourceChange, validate_only: bool, incremental: bool, caller, authorize) -> bool:
-    """Whether ZooKeeper was written."""
-    names = [op.name for op in change.ops]
-    if len(set(names)) != len(names):
-        raise KafkaError(ErrorCode.invalid_request, "Error due to duplicate config keys")
-    nulls = [op.name for op in change.ops if op.value is None and not (incremental and op.op == DELETE)]
-    if nulls:
-        raise KafkaError(ErrorCode.invalid_request, "Null value not supported for : " + ", ".join(nulls))
-    if change.resource_type == BROKER_LOGGER and incremental:
-        _authorize(authorize, change)
-        _alter_loggers(admin, change, validate_only)
-        return False
-    if change.resource_type == BROKER:
-        return await _alter_broker(admin, change, validate_only, incremental, authorize, _receiving_broker(admin, caller))
-    if change.resource_type == TOPIC:
-        _authorize(authorize, change)
-        return await _alter_topic(admin, change, validate_only, incremental, caller)
-    raise KafkaError(ErrorCode.invalid_request, f"Unknown resource type {change.resource_type}")
-
-
 def check_node_id(name: str, broker_id: int) -> None:
     """ConfigAdminManager.validateResourceNameIsCurrentNodeId."""
     if not java_int(name):
@@ -180,117 +130,180 @@ def check_node_id(name: str, broker_id: int) -> None:
         raise KafkaError(ErrorCode.invalid_request, f"Unexpected broker id, expected {broker_id}, but received {name}")
 
 
-def _alter_loggers(admin, change: ResourceChange, validate_only: bool) -> None:
-    check_node_id(change.name, admin.config.broker_id)
-    known = bc.loggers(admin.config["log.level"])
-    for op in change.ops:
-        if op.op in (SET, DELETE) and op.name not in known:
-            raise KafkaError(ErrorCode.invalid_config, f"Logger {op.name} does not exist!")
-        if op.op == SET and op.value not in bc.VALID_LOG_LEVELS:
-            raise KafkaError(ErrorCode.invalid_config,
-                             f"Cannot set the log level of {op.name} to {op.value} as it is not a supported log "
-                             f"level. Valid log levels are {', '.join(bc.VALID_LOG_LEVELS)}")
-        if op.op == DELETE and op.name == bc.ROOT_LOGGER:
-            raise KafkaError(ErrorCode.invalid_request, f"Removing the log level of the {bc.ROOT_LOGGER} logger is not allowed")
-        if op.op in (APPEND, SUBTRACT):
-            raise KafkaError(ErrorCode.invalid_request,
-                             f"{OP_NAMES[op.op]} operation is not allowed for the BROKER_LOGGER resource")
-        if op.op not in OP_NAMES:
-            raise KafkaError(ErrorCode.invalid_request,
-                             f"Unknown operation type {op.op} is not allowed for the BROKER_LOGGER resource")
-    if not validate_only:
-        for op in change.ops:
-            if op.op == SET:
-                bc.logger_levels[op.name] = op.value
-
-
 def _authorize(authorize: Callable[[int, str], bool], change: ResourceChange) -> None:
     if not authorize(change.resource_type, change.name):  # KafkaApis.configsAuthorizationApiError: no message
         raise KafkaError(ErrorCode.cluster_authorization_failed if change.resource_type != TOPIC else ErrorCode.topic_authorization_failed)
 
 
-def _receiving_broker(admin, caller: Caller) -> int:
-    """The broker the client sent the request to: a BROKER resource must name it. Kafka checks the id
-    there (ConfigAdminManager.preprocess) and never again on the forwarded request, so a request
-    forwarded in an envelope is checked against the broker that forwarded it."""
-    return caller.forwarded_by if caller.forwarded_by is not None else admin.config.broker_id
+@dataclass(eq=False)
+class ConfigWrites:
+    """The controller's config writes (topics, brokers) and this broker's logger levels: what they read
+    (the broker's config, the metadata cache, the policies) and write (fenced), then wait for."""
 
+    config: Settings
+    cache: Metadata
+    writer: FencedWriter
+    election: ControllerElection
+    purgatory: CacheWaits
+    gate: PolicyGate
+    waits: WriteWaits
+    audit: AuditLog
+    log: Any
 
-async def _alter_broker(admin, change: ResourceChange, validate_only: bool, incremental: bool,
-                        authorize: Callable[[int, str], bool], receiving_broker: int) -> bool:
-    per_broker = change.name != ""
-    if per_broker:
-        check_node_id(change.name, receiving_broker)
-    entity = change.name if per_broker else bc.DEFAULT_ENTITY
-    cache = admin.cache
-    dynamic_default = cache.broker_configs.get(bc.DEFAULT_ENTITY, {})
-    dynamic_broker = cache.broker_configs.get(str(receiving_broker), {})
-    if incremental:
-        unknown = next((op.op for op in change.ops if op.op not in OP_NAMES), None)
-        if unknown is not None:
-            raise KafkaError(ErrorCode.invalid_request, f"Unknown operations type {unknown}")
-        current = bc.effective_dynamic(cache.broker_configs.get(entity, {}), per_broker)
-        props = apply_incremental(current, change.ops, bc.is_list, lambda n: bc.BROKER_KEYS[n].default)
-    else:
-        props = {op.name: op.value for op in change.ops}
-    try:
-        bc.validate_dynamic_change(props, per_broker, admin.config.originals, dynamic_default, dynamic_broker)
-    except bc.BrokerConfigError as exc:
-        raise KafkaError(ErrorCode.invalid_request, exc.message) from None
-    _authorize(authorize, change)  # after ConfigAdminManager.preprocess, as Kafka asks
-    admin.check_broker_policy(change.name, {op.name: op.value for op in change.ops})
-    if validate_only:
-        return False
-    await _write(admin, "brokers", entity, props, shown=lambda: cache.broker_configs.get(entity))
-    return True
+    async def alter(self, changes: list[ResourceChange], validate_only: bool, incremental: bool,
+                    caller: Caller, authorize=lambda resource_type, name: True) -> list[ResourceOutcome]:
+        """Outcomes in request order. `authorize(type, name)`: ACLs."""
+        started = time.perf_counter()
+        counts: dict[tuple[int, str], int] = {}
+        for change in changes:
+            counts[(change.resource_type, change.name)] = counts.get((change.resource_type, change.name), 0) + 1
+        outcomes = [ResourceOutcome(c.resource_type, c.name) for c in changes]
+        written: dict[str, ResourceOutcome] = {}
+        for index, (change, outcome) in enumerate(zip(changes, outcomes)):
+            try:
+                if counts[(change.resource_type, change.name)] > 1:
+                    raise KafkaError(ErrorCode.invalid_request, "Each resource must appear at most once.")
+                if await self._alter_one(change, validate_only, incremental, caller, authorize):
+                    written[str(index)] = outcome
+            except KafkaError as exc:
+                outcome.error_code, outcome.error_message = exc.code, exc.message
+            except ControllerMoved as exc:
+                self.election.resign(str(exc))
+                outcome.error_code = ErrorCode.not_controller
+            except ZkUnavailable as exc:
+                self.log.warning("config write interrupted", resource=change.name, error=str(exc))
+                outcome.error_code = ErrorCode.request_timed_out
+        await self.waits.wait_cluster(list(written), CACHE_WAIT_S, written)  # fauxka.admin.blocking=cluster
+        latency_ms = (time.perf_counter() - started) * 1000
+        action = "INCREMENTAL_ALTER_CONFIGS" if incremental else "ALTER_CONFIGS"
+        for change, outcome in zip(changes, outcomes):
+            self.audit.record(caller, resource_type=RESOURCE_TYPES.get(change.resource_type, str(change.resource_type)),
+                              resource_name=change.name, action=action, validate_only=validate_only,
+                              error_code=outcome.error_code, error_message=outcome.error_message,
+                              latency_ms=latency_ms, configs=_loggable(change, incremental))
+        return outcomes
 
+    async def _alter_one(self, change: ResourceChange, validate_only: bool, incremental: bool, caller, authorize) -> bool:
+        """Whether ZooKeeper was written."""
+        names = [op.name for op in change.ops]
+        if len(set(names)) != len(names):
+            raise KafkaError(ErrorCode.invalid_request, "Error due to duplicate config keys")
+        nulls = [op.name for op in change.ops if op.value is None and not (incremental and op.op == DELETE)]
+        if nulls:
+            raise KafkaError(ErrorCode.invalid_request, "Null value not supported for : " + ", ".join(nulls))
+        if change.resource_type == BROKER_LOGGER and incremental:
+            _authorize(authorize, change)
+            self._alter_loggers(change, validate_only)
+            return False
+        if change.resource_type == BROKER:
+            return await self._alter_broker(change, validate_only, incremental, authorize, self._receiving_broker(caller))
+        if change.resource_type == TOPIC:
+            _authorize(authorize, change)
+            return await self._alter_topic(change, validate_only, incremental, caller)
+        raise KafkaError(ErrorCode.invalid_request, f"Unknown resource type {change.resource_type}")
 
-async def _alter_topic(admin, change: ResourceChange, validate_only: bool, incremental: bool, caller: Caller) -> bool:
-    topic = change.name
-    if topic == "":
-        raise KafkaError(ErrorCode.invalid_request, "Default topic resources are not allowed.")
-    cache = admin.cache
-    if incremental:
-        props = apply_incremental(cache.topic_configs.get(topic, {}), change.ops,
-                                  lambda n: TOPIC_CONFIGS[n].type == "LIST" if n in TOPIC_CONFIGS else None,
-                                  lambda n: TOPIC_CONFIGS[n].default)
-    else:
-        props = {op.name: op.value for op in change.ops}
-    if topic not in cache.all_topics:
-        raise KafkaError(ErrorCode.unknown_topic_or_partition, f"The topic '{topic}' does not exist.")
-    try:
-        validate_topic_configs(props)
-    except ConfigValidationError as exc:
-        # ZkAdminManager's ConfigException handler names the resource (ConfigResource.toString)
-        prefix = f"Invalid config value for resource ConfigResource(type=TOPIC, name='{topic}'): "
-        prefix = prefix if exc.config_exception else ""
-        raise KafkaError(ErrorCode.invalid_config, prefix + exc.message) from None
-    pre = admin.state_of(topic)
-    post = dataclasses.replace(pre, configs=dict(props)) if pre is not None else None
-    admin.check_policy(TopicAction.MODIFY, topic, pre, post, caller, validate_only,
-                       requested_configs={op.name: op.value for op in change.ops})
-    if validate_only:
-        return False
-    cache.watch_owned([topic])  # the wait below needs the config znode's watch
-    await _write(admin, "topics", topic, props, shown=lambda: cache.topic_configs.get(topic))
-    return True
+    def _alter_loggers(self, change: ResourceChange, validate_only: bool) -> None:
+        check_node_id(change.name, self.config.broker_id)
+        known = bc.loggers(self.config["log.level"])
+        for op in change.ops:
+            if op.op in (SET, DELETE) and op.name not in known:
+                raise KafkaError(ErrorCode.invalid_config, f"Logger {op.name} does not exist!")
+            if op.op == SET and op.value not in bc.VALID_LOG_LEVELS:
+                raise KafkaError(ErrorCode.invalid_config,
+                                 f"Cannot set the log level of {op.name} to {op.value} as it is not a supported log "
+                                 f"level. Valid log levels are {', '.join(bc.VALID_LOG_LEVELS)}")
+            if op.op == DELETE and op.name == bc.ROOT_LOGGER:
+                raise KafkaError(ErrorCode.invalid_request, f"Removing the log level of the {bc.ROOT_LOGGER} logger is not allowed")
+            if op.op in (APPEND, SUBTRACT):
+                raise KafkaError(ErrorCode.invalid_request,
+                                 f"{OP_NAMES[op.op]} operation is not allowed for the BROKER_LOGGER resource")
+            if op.op not in OP_NAMES:
+                raise KafkaError(ErrorCode.invalid_request,
+                                 f"Unknown operation type {op.op} is not allowed for the BROKER_LOGGER resource")
+        if not validate_only:
+            for op in change.ops:
+                if op.op == SET:
+                    bc.logger_levels[op.name] = op.value
 
+    def _receiving_broker(self, caller: Caller) -> int:
+        """The broker the client sent the request to: a BROKER resource must name it. Kafka checks the id
+        there (ConfigAdminManager.preprocess) and never again on the forwarded request, so a request
+        forwarded in an envelope is checked against the broker that forwarded it."""
+        return caller.forwarded_by if caller.forwarded_by is not None else self.config.broker_id
 
-async def _write(admin, entity_type: str, entity: str, config: dict[str, str], shown: Callable[[], Any]) -> None:
-    """AdminZkClient.changeEntityConfig: set (or create) the config znode, then the change notification;
-    then wait (bounded) until the controller's cache, as `shown()` reads it, has the new config."""
-    path = zp.entity_config_path(entity_type, entity)
-    data = zp.encode_entity_config(config)
-    notification = Op.create(zp.CONFIG_CHANGE_PREFIX, zp.encode_config_change(f"{entity_type}/{entity}"),
-                             sequence=True)
-    for first in (Op.set(path, data), Op.create(path, data), Op.set(path, data)):
+    async def _alter_broker(self, change: ResourceChange, validate_only: bool, incremental: bool,
+                            authorize: Callable[[int, str], bool], receiving_broker: int) -> bool:
+        per_broker = change.name != ""
+        if per_broker:
+            check_node_id(change.name, receiving_broker)
+        entity = change.name if per_broker else bc.DEFAULT_ENTITY
+        cache = self.cache
+        dynamic_default = cache.broker_configs.get(bc.DEFAULT_ENTITY, {})
+        dynamic_broker = cache.broker_configs.get(str(receiving_broker), {})
+        if incremental:
+            unknown = next((op.op for op in change.ops if op.op not in OP_NAMES), None)
+            if unknown is not None:
+                raise KafkaError(ErrorCode.invalid_request, f"Unknown operations type {unknown}")
+            current = bc.effective_dynamic(cache.broker_configs.get(entity, {}), per_broker)
+            props = apply_incremental(current, change.ops, bc.is_list, lambda n: bc.BROKER_KEYS[n].default)
+        else:
+            props = {op.name: op.value for op in change.ops}
         try:
-            await admin.writer.write([first, notification])
-            await admin.purgatory.wait({entity}, lambda keys: keys if shown() == config else set(), CACHE_WAIT_S)
-            return
-        except MultiFailed as failed:
-            if failed.index == 0 and isinstance(failed.cause, (NoNode, NodeExists)):
-                continue  # created or deleted meanwhile: try the other way
-            admin.log.error("config write failed", path=path, error=repr(failed.cause))
-            raise KafkaError(ErrorCode.unknown_server_error, None) from None
-    raise KafkaError(ErrorCode.unknown_server_error, None)
+            bc.validate_dynamic_change(props, per_broker, self.config.originals, dynamic_default, dynamic_broker)
+        except bc.BrokerConfigError as exc:
+            raise KafkaError(ErrorCode.invalid_request, exc.message) from None
+        _authorize(authorize, change)  # after ConfigAdminManager.preprocess, as Kafka asks
+        self.gate.check_broker(change.name, {op.name: op.value for op in change.ops})
+        if validate_only:
+            return False
+        await self._write("brokers", entity, props, shown=lambda: cache.broker_configs.get(entity))
+        return True
+
+    async def _alter_topic(self, change: ResourceChange, validate_only: bool, incremental: bool, caller: Caller) -> bool:
+        topic = change.name
+        if topic == "":
+            raise KafkaError(ErrorCode.invalid_request, "Default topic resources are not allowed.")
+        cache = self.cache
+        if incremental:
+            props = apply_incremental(cache.topic_configs.get(topic, {}), change.ops,
+                                      lambda n: TOPIC_CONFIGS[n].type == "LIST" if n in TOPIC_CONFIGS else None,
+                                      lambda n: TOPIC_CONFIGS[n].default)
+        else:
+            props = {op.name: op.value for op in change.ops}
+        if topic not in cache.all_topics:
+            raise KafkaError(ErrorCode.unknown_topic_or_partition, f"The topic '{topic}' does not exist.")
+        try:
+            validate_topic_configs(props)
+        except ConfigValidationError as exc:
+            # ZkAdminManager's ConfigException handler names the resource (ConfigResource.toString)
+            prefix = f"Invalid config value for resource ConfigResource(type=TOPIC, name='{topic}'): "
+            prefix = prefix if exc.config_exception else ""
+            raise KafkaError(ErrorCode.invalid_config, prefix + exc.message) from None
+        pre = self.gate.state_of(topic)
+        post = dataclasses.replace(pre, configs=dict(props)) if pre is not None else None
+        self.gate.check_topic(TopicAction.MODIFY, topic, pre, post, caller, validate_only,
+                              requested_configs={op.name: op.value for op in change.ops})
+        if validate_only:
+            return False
+        cache.watch_owned([topic])  # the wait below needs the config znode's watch
+        await self._write("topics", topic, props, shown=lambda: cache.topic_configs.get(topic))
+        return True
+
+    async def _write(self, entity_type: str, entity: str, config: dict[str, str], shown: Callable[[], Any]) -> None:
+        """AdminZkClient.changeEntityConfig: set (or create) the config znode, then the change notification;
+        then wait (bounded) until the controller's cache, as `shown()` reads it, has the new config."""
+        path = zp.entity_config_path(entity_type, entity)
+        data = zp.encode_entity_config(config)
+        notification = Op.create(zp.CONFIG_CHANGE_PREFIX, zp.encode_config_change(f"{entity_type}/{entity}"),
+                                 sequence=True)
+        for first in (Op.set(path, data), Op.create(path, data), Op.set(path, data)):
+            try:
+                await self.writer.write([first, notification])
+                await self.purgatory.wait({entity}, lambda keys: keys if shown() == config else set(), CACHE_WAIT_S)
+                return
+            except MultiFailed as failed:
+                if failed.index == 0 and isinstance(failed.cause, (NoNode, NodeExists)):
+                    continue  # created or deleted meanwhile: try the other way
+                self.log.error("config write failed", path=path, error=repr(failed.cause))
+                raise KafkaError(ErrorCode.unknown_server_error, None) from None
+        raise KafkaError(ErrorCode.unknown_server_error, None)

@@ -11,25 +11,33 @@ from typing import Any
 
 from fauxka.model import features as rules
 from fauxka.model.errors import ErrorCode
-from fauxka.zkstore import MultiFailed, NodeExists, ZkUnavailable
+from fauxka.zkstore import MultiFailed, NodeExists, ZkStore, ZkUnavailable
 from fauxka.zkstore import paths as zp
-from fauxka.zkstore.fenced import ControllerMoved
+from fauxka.zkstore.fenced import ControllerMoved, FencedWriter
 from fauxka.zkstore.store import Op
+
+from .broker_parts import CacheWaits, Metadata
+from .election import ControllerElection
 
 
 class FeatureController:
-    def __init__(self, admin: Any, log: Any):
-        self._admin = admin
+    def __init__(self, zk: ZkStore, cache: Metadata, writer: FencedWriter, election: ControllerElection,
+                 purgatory: CacheWaits, log: Any):
+        self._zk = zk
+        self._cache = cache
+        self._writer = writer
+        self._election = election
+        self._purgatory = purgatory
         self._log = log.bind(component="features")
 
     async def ensure(self) -> None:
         """enableFeatureVersioning: create /feature if absent; a disabled one is enabled, emptied."""
         try:
-            value = await self._admin.zk.get(zp.FEATURE)
+            value = await self._zk.get(zp.FEATURE)
             if value is None:
-                await self._admin.writer.write([Op.create(zp.FEATURE, zp.encode_feature(rules.default_finalized()))])
+                await self._writer.write([Op.create(zp.FEATURE, zp.encode_feature(rules.default_finalized()))])
             elif zp.decode_feature(value[0])[0] != zp.FEATURE_ENABLED:
-                await self._admin.writer.write([Op.set(zp.FEATURE, zp.encode_feature({}))])
+                await self._writer.write([Op.set(zp.FEATURE, zp.encode_feature({}))])
         except MultiFailed as failed:
             if not isinstance(failed.cause, NodeExists):
                 self._log.warning("feature znode not written", error=repr(failed.cause))
@@ -38,7 +46,7 @@ class FeatureController:
 
     async def update(self, updates: list[tuple[str, int, int]], timeout_ms: int) -> dict[str, tuple[int, str | None]]:
         """(feature, level, upgrade type) each: by feature, (error code, message)."""
-        cache = self._admin.cache
+        cache = self._cache
         existing = {n: v for n, v in cache.finalized_features.items() if n != rules.METADATA_VERSION}
         target = dict(existing)
         brokers = [reg.features for reg in cache.brokers.values()]
@@ -55,14 +63,14 @@ class FeatureController:
                 errors[feature] = (verdict[0], verdict[1])
         if target != existing:
             try:
-                (stat,) = await self._admin.writer.write([Op.set(zp.FEATURE, zp.encode_feature(target))])
-                shown = await self._admin.purgatory.wait(
+                (stat,) = await self._writer.write([Op.set(zp.FEATURE, zp.encode_feature(target))])
+                shown = await self._purgatory.wait(
                     {zp.FEATURE}, lambda keys: keys if cache.features_epoch >= stat.version else set(),
                     max(timeout_ms, 0) / 1000)
                 if not shown:
                     raise TimeoutError(f"feature epoch {stat.version} not seen in time")
             except ControllerMoved as exc:
-                self._admin.election.resign(str(exc))
+                self._election.resign(str(exc))
                 self._failed(errors, exc)
             except (MultiFailed, ZkUnavailable, TimeoutError) as exc:
                 self._failed(errors, exc)

@@ -16,12 +16,14 @@ from collections.abc import Iterable
 from typing import Any
 
 from fauxka.model.errors import ErrorCode
-from fauxka.zkstore import BadVersion, MultiFailed, NoNode, ZkUnavailable
+from fauxka.zkstore import BadVersion, MultiFailed, NoNode, ZkStore, ZkUnavailable
 from fauxka.zkstore import paths as zp
-from fauxka.zkstore.fenced import ControllerMoved
+from fauxka.zkstore.fenced import ControllerMoved, FencedWriter
 from fauxka.zkstore.store import Op
 
 from . import leader_election as le
+from .broker_parts import Metadata, Settings
+from .election import ControllerElection
 from .role_tasks import RoleTasks
 
 ATTEMPTS = 5  # a write that lost a race on a partition epoch re-reads it and tries again
@@ -33,10 +35,13 @@ UNCLEAN_STRATEGY = "OfflinePartitionLeaderElectionStrategy(true)"
 class PartitionLeadership(RoleTasks):
     """Started when this broker becomes controller, stopped when it stops being it."""
 
-    def __init__(self, admin: Any, config: Any, log: Any):
+    def __init__(self, zk: ZkStore, cache: Metadata, writer: FencedWriter, election: ControllerElection,
+                 config: Settings, log: Any):
         super().__init__()
-        self._admin = admin  # AdminController: cache, fenced writer, election
-        self._cache = admin.cache
+        self._zk = zk
+        self._cache = cache
+        self._writer = writer
+        self._election = election
         self._config = config
         self._log = log.bind(component="leadership")
         self._lock = asyncio.Lock()
@@ -137,7 +142,7 @@ class PartitionLeadership(RoleTasks):
             await self._write_computed(None, self._offline_plan)
 
     def _offline_plan(self, partitions: list[le.Partition]) -> dict[tuple[str, int], zp.PartitionState]:
-        live, epoch, stopping = self.live, self._admin.election.epoch, self.shutting_down
+        live, epoch, stopping = self.live, self._election.epoch, self.shutting_down
         registered = set(self._cache.brokers)
         plan = {}
         for p in partitions:
@@ -180,7 +185,7 @@ class PartitionLeadership(RoleTasks):
             self._log.info("controlled shutdown", broker=broker_id)
 
             def plan(partitions: list[le.Partition]) -> dict:
-                live, stopping, epoch, out = self.live, self.shutting_down, self._admin.election.epoch, {}
+                live, stopping, epoch, out = self.live, self.shutting_down, self._election.epoch, {}
                 for p in partitions:
                     if broker_id not in p.replicas or len(p.replicas) <= 1 or p.topic in self._cache.deleting:
                         continue
@@ -209,7 +214,7 @@ class PartitionLeadership(RoleTasks):
         """checkAndTriggerAutoLeaderRebalance; the number of partitions moved."""
         async with self._lock:
             percentage = self._config["leader.imbalance.per.broker.percentage"]
-            live, epoch = self.live, self._admin.election.epoch
+            live, epoch = self.live, self._election.epoch
 
             def plan(partitions: list[le.Partition]) -> dict:
                 out = {}
@@ -229,7 +234,7 @@ class PartitionLeadership(RoleTasks):
         """processReplicaLeaderElection for ElectLeaders: by partition, (error, message); NONE when
         the wanted leader was written. keys None: every partition."""
         async with self._lock:
-            cache, live, epoch = self._cache, self.live, self._admin.election.epoch
+            cache, live, epoch = self._cache, self.live, self._election.epoch
             if keys is None:
                 keys = [(t, p) for t, a in cache.all_topics.items() for p in a.partitions]
             results: dict[tuple[str, int], tuple[ErrorCode, str | None]] = {}
@@ -284,7 +289,7 @@ class PartitionLeadership(RoleTasks):
 
     async def _apply_each(self, keys, change) -> set[tuple[str, int]]:
         async with self._lock:
-            live, epoch = self.live, self._admin.election.epoch
+            live, epoch = self.live, self._election.epoch
             return await self._write_computed(keys, lambda partitions: {
                 (p.topic, p.partition): s for p in partitions if (s := change(p, live, epoch)) is not None})
 
@@ -306,7 +311,7 @@ class PartitionLeadership(RoleTasks):
                     verdict, state = le.check_alter_partition(current, change, live, version)
                     if verdict == "write":
                         to_write[key] = zp.PartitionState(state.leader, state.leader_epoch,
-                                                          self._admin.election.epoch, state.isr, state.zk_version)
+                                                          self._election.epoch, state.isr, state.zk_version)
                     else:
                         results[key] = (ErrorCode.none if verdict == "same" else ErrorCode[verdict], state)
                 if not to_write:
@@ -358,13 +363,13 @@ class PartitionLeadership(RoleTasks):
             ops = [Op.set(zp.partition_state_path(t, p), zp.encode_partition_state(states[(t, p)]),
                           states[(t, p)].zk_version) for t, p in chunk]
             try:
-                results = await self._admin.writer.write(ops)
+                results = await self._writer.write(ops)
             except MultiFailed as failed:
                 if isinstance(failed.cause, (BadVersion, NoNode)):
                     raise _Stale(chunk[failed.index], written) from None
                 raise
             except ControllerMoved as exc:
-                self._admin.election.resign(str(exc))
+                self._election.resign(str(exc))
                 raise
             for key, stat in zip(chunk, results):
                 s = states[key]
@@ -376,7 +381,7 @@ class PartitionLeadership(RoleTasks):
 
     async def _refresh(self, key: tuple[str, int]) -> bool:
         """Read a partition state the controller's cache had stale; False when it no longer exists."""
-        value = await self._admin.zk.get(zp.partition_state_path(*key))
+        value = await self._zk.get(zp.partition_state_path(*key))
         if value is None:
             return False
         self._cache.record_partition_state(key[0], key[1], zp.decode_partition_state(value[0], value[1].version))

@@ -6,12 +6,15 @@ written with a conditional set at the version read; a lost race reads again. fau
 the write on /controller_epoch like every controller write, so only the controller hands out ids.
 """
 
-from typing import Any
+from dataclasses import dataclass
 
-from fauxka.model.errors import ErrorCode, KafkaError
-from fauxka.zkstore import BadVersion, MultiFailed
+from fauxka.model.errors import ControllerMoved, ErrorCode, KafkaError
+from fauxka.zkstore import BadVersion, MultiFailed, ZkStore
 from fauxka.zkstore import paths as zp
+from fauxka.zkstore.fenced import FencedWriter
 from fauxka.zkstore.store import Op
+
+from .election import ControllerElection
 
 ATTEMPTS = 10
 MAX_PRODUCER_ID = 2**63 - 1
@@ -25,23 +28,39 @@ def next_block(last: zp.ProducerIdBlock | None, broker_id: int) -> zp.ProducerId
     return zp.ProducerIdBlock(broker_id, start, start + zp.PRODUCER_ID_BLOCK_SIZE - 1)
 
 
-async def allocate(admin: Any, broker_id: int) -> zp.ProducerIdBlock:
-    """A new block for `broker_id`, written behind the controller fence."""
-    for _ in range(ATTEMPTS):
-        current = await admin.zk.get(zp.LATEST_PRODUCER_ID_BLOCK)
-        if current is None:
-            op_version, last = -1, None
-            ops = [Op.create(zp.LATEST_PRODUCER_ID_BLOCK)]
-        else:
-            op_version, last, ops = current[1].version, zp.decode_producer_id_block(current[0]), []
-        block = next_block(last, broker_id)
-        expected = 0 if ops else op_version
+@dataclass(eq=False)
+class ProducerIdBlocks:
+    """The controller's /latest_producer_id_block: read, and written behind the controller fence."""
+
+    zk: ZkStore
+    writer: FencedWriter
+    election: ControllerElection
+
+    async def allocate(self, broker_id: int) -> zp.ProducerIdBlock:
+        """A new block for `broker_id`. A write that found the controller moved resigns, then raises
+        ControllerMoved; ZooKeeper unavailable raises ZkUnavailable (a StoreUnavailable)."""
         try:
-            await admin.writer.write([*ops, Op.set(zp.LATEST_PRODUCER_ID_BLOCK, zp.encode_producer_id_block(block),
-                                                   expected)])
-        except MultiFailed as failed:
-            if isinstance(failed.cause, BadVersion) or ops:
-                continue  # another allocation won the race: read again
+            return await self._allocate(broker_id)
+        except ControllerMoved as exc:
+            self.election.resign(str(exc))
             raise
-        return block
-    raise KafkaError(ErrorCode.unknown_server_error, "producer id block allocation kept losing races")
+
+    async def _allocate(self, broker_id: int) -> zp.ProducerIdBlock:
+        for _ in range(ATTEMPTS):
+            current = await self.zk.get(zp.LATEST_PRODUCER_ID_BLOCK)
+            if current is None:
+                op_version, last = -1, None
+                ops = [Op.create(zp.LATEST_PRODUCER_ID_BLOCK)]
+            else:
+                op_version, last, ops = current[1].version, zp.decode_producer_id_block(current[0]), []
+            block = next_block(last, broker_id)
+            expected = 0 if ops else op_version
+            try:
+                await self.writer.write([*ops, Op.set(zp.LATEST_PRODUCER_ID_BLOCK,
+                                                      zp.encode_producer_id_block(block), expected)])
+            except MultiFailed as failed:
+                if isinstance(failed.cause, BadVersion) or ops:
+                    continue  # another allocation won the race: read again
+                raise
+            return block
+        raise KafkaError(ErrorCode.unknown_server_error, "producer id block allocation kept losing races")

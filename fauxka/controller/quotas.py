@@ -5,24 +5,24 @@ import asyncio
 import math
 import re
 import time
-import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import Any
 
 from fauxka.model.errors import ErrorCode, KafkaError
 from fauxka.model.quota_entities import CLIENT_ID, IP, IP_KEYS, JAVA_DOUBLE, QUOTA_KEYS, USER, USER_KEYS
-from fauxka.zkstore import MultiFailed, ZkUnavailable
+from fauxka.zkstore import MultiFailed, ZkStore, ZkUnavailable
 from fauxka.zkstore import paths as zp
 from fauxka.zkstore.config_entities import DEFAULT, decode_config, sanitize_entity
-from fauxka.zkstore.fenced import ControllerMoved
+from fauxka.zkstore.fenced import ControllerMoved, FencedWriter
 from fauxka.zkstore.store import Op
 
-from .audit import Caller
+from .audit import AuditLog, Caller
+from .election import ControllerElection
 
 NOT_CONTROLLER_MESSAGE = "This is not the correct controller for this cluster."
 _LIMITS = {"LONG": (-(1 << 63), (1 << 63) - 1), "INT": (-(1 << 31), (1 << 31) - 1)}
 _ATTEMPTS = 3
-_locks = weakref.WeakKeyDictionary()  # AdminController -> asyncio.Lock of its quota writes
 
 
 def java_double_str(value: float) -> str:
@@ -150,65 +150,75 @@ class AlterOutcome:
     error_message: str | None = None
 
 
-async def alter_client_quotas(admin, zk, alterations: list[Alteration], validate_only: bool,
-                              caller: Caller) -> list[AlterOutcome]:
-    """One fenced multi-op per entity. Like Kafka's result map, an entity given twice answers once
-    (at its first position, with the last outcome); both alterations are applied in order."""
-    outcomes: dict[frozenset, AlterOutcome] = {}
-    moved = False
-    for alteration in alterations:
-        started = time.perf_counter()
-        entity = alteration.entity
-        code, message = ErrorCode.not_controller, NOT_CONTROLLER_MESSAGE
-        if not moved:
+@dataclass(eq=False)
+class QuotaWrites:
+    """The controller's client quota writes: /config/{users,clients,ips}/<entity> read and written, fenced."""
+
+    zk: ZkStore
+    writer: FencedWriter
+    election: ControllerElection
+    audit: AuditLog
+    log: Any
+    # this controller's quota writes, one at a time
+    _lock: asyncio.Lock = field(default_factory=asyncio.Lock, init=False, repr=False)
+
+    async def alter(self, alterations: list[Alteration], validate_only: bool, caller: Caller) -> list[AlterOutcome]:
+        """One fenced multi-op per entity. Like Kafka's result map, an entity given twice answers once
+        (at its first position, with the last outcome); both alterations are applied in order."""
+        outcomes: dict[frozenset, AlterOutcome] = {}
+        moved = False
+        for alteration in alterations:
+            started = time.perf_counter()
+            entity = alteration.entity
+            code, message = ErrorCode.not_controller, NOT_CONTROLLER_MESSAGE
+            if not moved:
+                try:
+                    target = entity_target(entity)
+                    await check_ip(target)
+                    async with self._lock:  # this controller's writes never race
+                        await self._alter_entity(target, alteration.ops, validate_only)
+                    code, message = ErrorCode.none, None
+                except KafkaError as exc:
+                    code, message = exc.code, exc.message
+                except ControllerMoved as exc:
+                    self.election.resign(str(exc))
+                    moved = True
+                except ZkUnavailable as exc:
+                    self.log.warning("client quota write interrupted", error=str(exc))
+                    code, message = ErrorCode.request_timed_out, None
+                except Exception as exc:  # Kafka answers any other throwable with UNKNOWN_SERVER_ERROR
+                    self.log.exception("client quota alteration failed", error=repr(exc))
+                    code, message = ErrorCode.unknown_server_error, None
+            outcome = outcomes.setdefault(frozenset(entity.items()), AlterOutcome(entity))
+            outcome.error_code, outcome.error_message = code, message
+            self.audit.record(caller, resource_type="CLIENT_QUOTA", resource_name=entity_label(entity),
+                              action="ALTER_CLIENT_QUOTAS", validate_only=validate_only, error_code=code,
+                              error_message=message, latency_ms=(time.perf_counter() - started) * 1000,
+                              ops=[{"key": k, "value": v} for k, v in alteration.ops])
+        return list(outcomes.values())
+
+    async def _alter_entity(self, target: Target, ops: list[tuple[str, float | None]], validate_only: bool) -> None:
+        path = zp.entity_config_path(target.config_type, target.name)
+        change = zp.encode_config_change(f"{target.config_type}/{target.name}")  # users/alice/clients/app
+        notify = Op.create(zp.CONFIG_CHANGE_PREFIX, change, sequence=True)
+        for attempt in range(_ATTEMPTS):
+            got = await self.zk.get(path)
+            props = apply_ops(decode_config(got[0] if got else None), ops, target.keys)
+            if validate_only:
+                return
+            validate_stored(props, target.validation_keys)
+            data = zp.encode_entity_config(props)  # other keys (SCRAM credentials) are kept
+            if got is not None:
+                write = [Op.set(path, data, got[1].version)]
+            else:
+                parts = path.split("/")  # Kafka's createRecursive: absent ancestors are created empty
+                ancestors = ["/".join(parts[:i]) for i in range(3, len(parts))]
+                found = await asyncio.gather(*(self.zk.exists(a) for a in ancestors))
+                write = [*(Op.create(a, b"") for a, stat in zip(ancestors, found) if stat is None), Op.create(path, data)]
             try:
-                target = entity_target(entity)
-                await check_ip(target)
-                async with _locks.setdefault(admin, asyncio.Lock()):  # this controller's writes never race
-                    await _alter_entity(admin, zk, target, alteration.ops, validate_only)
-                code, message = ErrorCode.none, None
-            except KafkaError as exc:
-                code, message = exc.code, exc.message
-            except ControllerMoved as exc:
-                admin.election.resign(str(exc))
-                moved = True
-            except ZkUnavailable as exc:
-                admin.log.warning("client quota write interrupted", error=str(exc))
-                code, message = ErrorCode.request_timed_out, None
-            except Exception as exc:  # Kafka answers any other throwable with UNKNOWN_SERVER_ERROR
-                admin.log.exception("client quota alteration failed", error=repr(exc))
-                code, message = ErrorCode.unknown_server_error, None
-        outcome = outcomes.setdefault(frozenset(entity.items()), AlterOutcome(entity))
-        outcome.error_code, outcome.error_message = code, message
-        admin.audit.record(caller, resource_type="CLIENT_QUOTA", resource_name=entity_label(entity),
-                           action="ALTER_CLIENT_QUOTAS", validate_only=validate_only, error_code=code,
-                           error_message=message, latency_ms=(time.perf_counter() - started) * 1000,
-                           ops=[{"key": k, "value": v} for k, v in alteration.ops])
-    return list(outcomes.values())
-
-
-async def _alter_entity(admin, zk, target: Target, ops: list[tuple[str, float | None]], validate_only: bool) -> None:
-    path = zp.entity_config_path(target.config_type, target.name)
-    change = zp.encode_config_change(f"{target.config_type}/{target.name}")  # users/alice/clients/app
-    notify = Op.create(zp.CONFIG_CHANGE_PREFIX, change, sequence=True)
-    for attempt in range(_ATTEMPTS):
-        got = await zk.get(path)
-        props = apply_ops(decode_config(got[0] if got else None), ops, target.keys)
-        if validate_only:
-            return
-        validate_stored(props, target.validation_keys)
-        data = zp.encode_entity_config(props)  # other keys (SCRAM credentials) are kept
-        if got is not None:
-            write = [Op.set(path, data, got[1].version)]
-        else:
-            parts = path.split("/")  # Kafka's createRecursive: absent ancestors are created empty
-            ancestors = ["/".join(parts[:i]) for i in range(3, len(parts))]
-            found = await asyncio.gather(*(zk.exists(a) for a in ancestors))
-            write = [*(Op.create(a, b"") for a, stat in zip(ancestors, found) if stat is None), Op.create(path, data)]
-        try:
-            await admin.writer.write([*write, notify])
-            return
-        except MultiFailed as failed:  # changed by another writer (kafka-configs?): read again
-            admin.log.info("client quota write raced", path=path, error=repr(failed.cause), attempt=attempt)
-    raise KafkaError(ErrorCode.unknown_server_error, None)
+                await self.writer.write([*write, notify])
+                return
+            except MultiFailed as failed:  # changed by another writer (kafka-configs?): read again
+                self.log.info("client quota write raced", path=path, error=repr(failed.cause), attempt=attempt)
+        raise KafkaError(ErrorCode.unknown_server_error, None)
 

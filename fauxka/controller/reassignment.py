@@ -20,12 +20,15 @@ from typing import Any
 
 from fauxka.model import reassignment as rules
 from fauxka.model.errors import ErrorCode, KafkaError
-from fauxka.zkstore import BadVersion, MultiFailed, NoNode, ZkUnavailable
+from fauxka.zkstore import BadVersion, MultiFailed, NoNode, ZkStore, ZkUnavailable
 from fauxka.zkstore import paths as zp
-from fauxka.zkstore.fenced import ControllerMoved
+from fauxka.zkstore.fenced import ControllerMoved, FencedWriter
 from fauxka.zkstore.store import Op
 
 from . import leader_election as le
+from .broker_parts import Metadata
+from .election import ControllerElection
+from .partition_leadership import PartitionLeadership
 from .role_tasks import RoleTasks
 
 ATTEMPTS = 5  # a topic znode write that lost a race (CreatePartitions) reads it again
@@ -37,10 +40,13 @@ Key = tuple[str, int]
 class Reassignments(RoleTasks):
     """Started when this broker becomes controller, stopped when it stops being it."""
 
-    def __init__(self, admin: Any, leadership: Any, log: Any):
+    def __init__(self, zk: ZkStore, cache: Metadata, writer: FencedWriter, election: ControllerElection,
+                 leadership: PartitionLeadership, log: Any):
         super().__init__()
-        self._admin = admin  # AdminController: cache, fenced writer, zk, election
-        self._cache = admin.cache
+        self._zk = zk
+        self._cache = cache
+        self._writer = writer
+        self._election = election
         self._leadership = leadership  # PartitionLeadership: live brokers, partition state writes
         self._log = log.bind(component="reassignment")
         self._lock = asyncio.Lock()  # Kafka's controller runs one event at a time
@@ -213,7 +219,7 @@ class Reassignments(RoleTasks):
         topic, partition = key
         path = zp.topic_path(topic)
         for _ in range(ATTEMPTS):
-            value = await self._admin.zk.get(path)
+            value = await self._zk.get(path)
             if value is None:
                 raise KafkaError(ErrorCode.unknown_topic_or_partition, rules.PARTITION_NOT_FOUND)
             read = zp.decode_topic(value[0])
@@ -230,7 +236,7 @@ class Reassignments(RoleTasks):
                                          adding, removing)
             self._cache.watch_owned([topic])
             try:
-                await self._admin.writer.write([Op.set(path, zp.encode_topic(written), value[1].version)])
+                await self._writer.write([Op.set(path, zp.encode_topic(written), value[1].version)])
             except MultiFailed as failed:
                 if isinstance(failed.cause, BadVersion):
                     continue
@@ -238,7 +244,7 @@ class Reassignments(RoleTasks):
                     raise KafkaError(ErrorCode.unknown_topic_or_partition, rules.PARTITION_NOT_FOUND) from None
                 raise
             except ControllerMoved as exc:
-                self._admin.election.resign(str(exc))
+                self._election.resign(str(exc))
                 raise
             self._cache.record_assignment(topic, written)
             return

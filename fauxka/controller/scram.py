@@ -7,16 +7,18 @@ import asyncio
 import time
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
 from fauxka.model.errors import ErrorCode, KafkaError
 from fauxka.model.scram_credential import BY_TYPE, MAX_ITERATIONS, MIN_ITERATIONS, credential_from_salted, credential_to_string
-from fauxka.zkstore import MultiFailed, ZkUnavailable
+from fauxka.zkstore import MultiFailed, ZkStore, ZkUnavailable
 from fauxka.zkstore import paths as zp
 from fauxka.zkstore.config_entities import decode_config, sanitize
-from fauxka.zkstore.fenced import ControllerMoved
+from fauxka.zkstore.fenced import ControllerMoved, FencedWriter
 from fauxka.zkstore.store import Op
 
-from .audit import Caller
+from .audit import AuditLog, Caller
+from .election import ControllerElection
 
 EMPTY_USER = "Username must not be empty"
 UNKNOWN_MECHANISM = "Unknown SCRAM mechanism"
@@ -82,65 +84,73 @@ def apply(props: dict[str, str], deletions: list[Deletion], upsertions: list[Ups
     return props
 
 
-async def alter_user_scram_credentials(admin, zk, deletions: list[Deletion], upsertions: list[Upsertion],
-                                       caller: Caller) -> list[UserResult]:
-    started = time.perf_counter()
-    results, users = check(deletions, upsertions)
-    current = dict(zip(users, await asyncio.gather(*(_read(zk, user) for user in users))))
-    missing = [u for u in users if any(d.name == u and BY_TYPE[d.mechanism] not in current[u][0] for d in deletions)]
-    results += [UserResult(u, ErrorCode.resource_not_found, "Attempt to delete a user credential that does not exist")
-                for u in missing]
-    moved = False
-    for user in (u for u in users if u not in missing):
-        mine_d = [d for d in deletions if d.name == user]
-        mine_u = [u for u in upsertions if u.name == user]
-        result = UserResult(user)
-        if moved:
-            result.error_code, result.error_message = ErrorCode.not_controller, None
-        else:
-            try:
-                await _write(admin, zk, user, current[user], mine_d, mine_u)
-            except KafkaError as exc:
-                result.error_code, result.error_message = exc.code, exc.message
-            except ControllerMoved as exc:
-                admin.election.resign(str(exc))
-                moved = True
-                result.error_code = ErrorCode.not_controller
-            except Exception as exc:  # ZooKeeper unavailable, or a bug: Kafka's Errors.forException
-                log = admin.log.warning if isinstance(exc, ZkUnavailable) else admin.log.exception
-                log("scram credential write failed", user=user, error=repr(exc))
-                result.error_code, result.error_message = ErrorCode.unknown_server_error, UNKNOWN_SERVER_ERROR_MESSAGE
-        results.append(result)
-    latency_ms = (time.perf_counter() - started) * 1000
-    for result in results:
-        ops = [{"op": "delete", "mechanism": BY_TYPE.get(d.mechanism, str(d.mechanism))}
-               for d in deletions if d.name == result.user]
-        ops += [{"op": "upsert", "mechanism": BY_TYPE.get(u.mechanism, str(u.mechanism)), "iterations": u.iterations}
-                for u in upsertions if u.name == result.user]
-        admin.audit.record(caller, resource_type="USER", resource_name=result.user, action="ALTER_SCRAM_CREDENTIALS",
-                           validate_only=False, error_code=result.error_code, error_message=result.error_message,
-                           latency_ms=latency_ms, ops=ops)
-    return results
-
-
-async def _read(zk, user: str) -> tuple[dict[str, str], int | None]:
+async def _read(zk: ZkStore, user: str) -> tuple[dict[str, str], int | None]:
     got = await zk.get(zp.entity_config_path("users", sanitize(user)))
     return (decode_config(got[0]), got[1].version) if got else ({}, None)
 
 
-async def _write(admin, zk, user: str, current: tuple[dict[str, str], int | None], deletions: list[Deletion],
-                 upsertions: list[Upsertion]) -> None:
-    name = sanitize(user)
-    path = zp.entity_config_path("users", name)
-    notify = Op.create(zp.CONFIG_CHANGE_PREFIX, zp.encode_config_change(f"users/{name}"), sequence=True)
-    props, version = current
-    for attempt in range(_ATTEMPTS):
-        data = zp.encode_entity_config(apply(props, deletions, upsertions))
-        write = Op.set(path, data, version) if version is not None else Op.create(path, data)
-        try:
-            await admin.writer.write([write, notify])
-            return
-        except MultiFailed as failed:  # changed meanwhile (a quota, kafka-configs): read again, keep its keys
-            admin.log.info("scram credential write raced", user=user, error=repr(failed.cause), attempt=attempt)
-            props, version = await _read(zk, user)
-    raise KafkaError(ErrorCode.unknown_server_error, UNKNOWN_SERVER_ERROR_MESSAGE)
+@dataclass(eq=False)
+class ScramWrites:
+    """The controller's SCRAM credential writes: /config/users/<user> read and written, fenced."""
+
+    zk: ZkStore
+    writer: FencedWriter
+    election: ControllerElection
+    audit: AuditLog
+    log: Any
+
+    async def alter(self, deletions: list[Deletion], upsertions: list[Upsertion], caller: Caller) -> list[UserResult]:
+        started = time.perf_counter()
+        results, users = check(deletions, upsertions)
+        current = dict(zip(users, await asyncio.gather(*(_read(self.zk, user) for user in users))))
+        missing = [u for u in users if any(d.name == u and BY_TYPE[d.mechanism] not in current[u][0] for d in deletions)]
+        results += [UserResult(u, ErrorCode.resource_not_found, "Attempt to delete a user credential that does not exist")
+                    for u in missing]
+        moved = False
+        for user in (u for u in users if u not in missing):
+            mine_d = [d for d in deletions if d.name == user]
+            mine_u = [u for u in upsertions if u.name == user]
+            result = UserResult(user)
+            if moved:
+                result.error_code, result.error_message = ErrorCode.not_controller, None
+            else:
+                try:
+                    await self._write(user, current[user], mine_d, mine_u)
+                except KafkaError as exc:
+                    result.error_code, result.error_message = exc.code, exc.message
+                except ControllerMoved as exc:
+                    self.election.resign(str(exc))
+                    moved = True
+                    result.error_code = ErrorCode.not_controller
+                except Exception as exc:  # ZooKeeper unavailable, or a bug: Kafka's Errors.forException
+                    log = self.log.warning if isinstance(exc, ZkUnavailable) else self.log.exception
+                    log("scram credential write failed", user=user, error=repr(exc))
+                    result.error_code, result.error_message = ErrorCode.unknown_server_error, UNKNOWN_SERVER_ERROR_MESSAGE
+            results.append(result)
+        latency_ms = (time.perf_counter() - started) * 1000
+        for result in results:
+            ops = [{"op": "delete", "mechanism": BY_TYPE.get(d.mechanism, str(d.mechanism))}
+                   for d in deletions if d.name == result.user]
+            ops += [{"op": "upsert", "mechanism": BY_TYPE.get(u.mechanism, str(u.mechanism)), "iterations": u.iterations}
+                    for u in upsertions if u.name == result.user]
+            self.audit.record(caller, resource_type="USER", resource_name=result.user, action="ALTER_SCRAM_CREDENTIALS",
+                              validate_only=False, error_code=result.error_code, error_message=result.error_message,
+                              latency_ms=latency_ms, ops=ops)
+        return results
+
+    async def _write(self, user: str, current: tuple[dict[str, str], int | None], deletions: list[Deletion],
+                     upsertions: list[Upsertion]) -> None:
+        name = sanitize(user)
+        path = zp.entity_config_path("users", name)
+        notify = Op.create(zp.CONFIG_CHANGE_PREFIX, zp.encode_config_change(f"users/{name}"), sequence=True)
+        props, version = current
+        for attempt in range(_ATTEMPTS):
+            data = zp.encode_entity_config(apply(props, deletions, upsertions))
+            write = Op.set(path, data, version) if version is not None else Op.create(path, data)
+            try:
+                await self.writer.write([write, notify])
+                return
+            except MultiFailed as failed:  # changed meanwhile (a quota, kafka-configs): read again, keep its keys
+                self.log.info("scram credential write raced", user=user, error=repr(failed.cause), attempt=attempt)
+                props, version = await _read(self.zk, user)
+        raise KafkaError(ErrorCode.unknown_server_error, UNKNOWN_SERVER_ERROR_MESSAGE)

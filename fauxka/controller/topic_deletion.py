@@ -1,37 +1,43 @@
 """DeleteTopics on the controller, as Kafka's (AdminZkClient.deleteTopic, TopicDeletionManager): the
 marker /admin/delete_topics/<t> first, then the topic's znodes in one multi-op; deletions marked by
 another controller or tool are completed by the active one. A mixin of fauxka/controller/admin.py's
-AdminController, whose ZooKeeper, fenced writer, cache, purgatory, policy and audit it uses."""
+AdminController, whose ZooKeeper, fenced writer, cache, purgatory, policy gate, waits and audit it uses."""
 
 import asyncio
 import time
 from typing import Any
 
 from fauxka.model.errors import ErrorCode, KafkaError
-from fauxka.zkstore import MultiFailed, NodeExists, NoNode, NotEmpty, ZkUnavailable
+from fauxka.zkstore import MultiFailed, NodeExists, NoNode, NotEmpty, ZkStore, ZkUnavailable
 from fauxka.zkstore import paths as zp
-from fauxka.zkstore.fenced import ControllerMoved
+from fauxka.zkstore.fenced import ControllerMoved, FencedWriter
 from fauxka.zkstore.store import Op
 
-from .audit import Caller
+from .audit import AuditLog, Caller
+from .broker_parts import CacheWaits, Metadata
+from .election import ControllerElection
 from .policy import TopicAction
+from .policy_gate import PolicyGate
 from .topics import TopicOutcome
+from .write_waits import WriteWaits
 
 DELETE_ATTEMPTS = 3
 
 
 class TopicDeletion:
     # the AdminController's parts this side uses
-    zk: Any
-    cache: Any
-    writer: Any
-    election: Any
-    purgatory: Any
-    audit: Any
+    zk: ZkStore
+    cache: Metadata
+    writer: FencedWriter
+    election: ControllerElection
+    purgatory: CacheWaits
+    gate: PolicyGate
+    waits: WriteWaits
+    audit: AuditLog
     log: Any
     _completing: dict[str, asyncio.Future]
 
-    # check_policy, state_of, wait_cluster and active are the AdminController's methods
+    # `active` is the AdminController's
 
     async def delete_topics(self, names: list[str], timeout_ms: int, caller: Caller) -> dict[str, TopicOutcome]:
         """Mark, then delete, existing topics; `names` are known to the cache. Outcomes by name."""
@@ -40,7 +46,7 @@ class TopicDeletion:
         marked = []
         for name in names:
             try:
-                self.check_policy(TopicAction.DELETE, name, self.state_of(name), None, caller, False)
+                self.gate.check_topic(TopicAction.DELETE, name, self.gate.state_of(name), None, caller, False)
                 await self._mark_for_deletion(name)
                 marked.append(name)
             except KafkaError as exc:
@@ -59,7 +65,7 @@ class TopicDeletion:
         for name in marked:
             if name not in done:
                 outcomes[name].error_code = ErrorCode.request_timed_out
-        await self.wait_cluster(marked, deadline - time.monotonic(), outcomes)
+        await self.waits.wait_cluster(marked, deadline - time.monotonic(), outcomes)
         latency_ms = (time.perf_counter() - started) * 1000
         for outcome in outcomes.values():
             self.audit.record(caller, resource_type="TOPIC", resource_name=outcome.name, action="DELETE",

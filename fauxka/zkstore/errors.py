@@ -2,6 +2,8 @@
 
 from kazoo import exceptions as kx
 
+from fauxka.model.errors import StoreUnavailable
+
 
 class ZkError(Exception):
     pass
@@ -23,7 +25,7 @@ class NotEmpty(ZkError):
     pass
 
 
-class ZkUnavailable(ZkError):
+class ZkUnavailable(ZkError, StoreUnavailable):
     """Connection loss, session expiry, or a timeout: the outcome is unknown."""
 
 

@@ -9,14 +9,13 @@ brokers report back once applied (cluster-consistent blocking).
 
 from typing import Any, Callable
 
+from fauxka.model.errors import ControllerMoved
+
 from . import paths as zp
 from .errors import BadVersion, ZkUnavailable
 from .store import MultiFailed, Op, ZkStore
 
-
-class ControllerMoved(Exception):
-    """The epoch fence failed: this broker is no longer the controller."""
-
+__all__ = ["ControllerMoved", "FencedWriter"]  # ControllerMoved: fauxka/model/errors.py's, raised here
 
 # How long a write that lost its connection waits for ZooKeeper before re-checking the fence.
 RECONNECT_WAIT_S = 5.0

@@ -33,19 +33,19 @@ class FakeZk:
 
 
 class FakeAdmin:
-    """Applies written ops to FakeZk; `races` writes are beaten by another writer first."""
+    """Applies written ops to FakeZk; `races` writes are beaten by another writer first. Stands in for
+    the fenced writer, the election (active, resign), the waits (wait_cluster), the audit and the log."""
 
     def __init__(self, zk, races=0, moved=False):
         self.zk, self.races, self.moved, self.active = zk, races, moved, True
         self.writes, self.audits, self.resigned = [], [], []
         self.writer = SimpleNamespace(write=self._write)
-        self.election = SimpleNamespace(resign=self._resign)
         self.audit = SimpleNamespace(record=lambda caller, **event: self.audits.append(event))
         self.logged = []
         self.log = SimpleNamespace(**{level: lambda event, level=level, **kw: self.logged.append((level, event))
                                       for level in ("warning", "info", "error")})
 
-    def _resign(self, reason):
+    def resign(self, reason):
         self.resigned.append(reason)
         self.active = False
 
@@ -89,6 +89,10 @@ def run(coro):
     return asyncio.run(coro)
 
 
+def writes(admin: FakeAdmin) -> acls.AclWrites:
+    return acls.AclWrites(admin.zk, admin.writer, admin, admin, admin.audit, admin.log)
+
+
 def binding(name="t", principal="User:alice", op=3):
     return new_binding(2, name, 3, principal, "*", op, 3)
 
@@ -96,7 +100,7 @@ def binding(name="t", principal="User:alice", op=3):
 def test_create_writes_the_znode_and_a_notification():
     zk = FakeZk()
     admin = FakeAdmin(zk)
-    outcomes = run(acls.create_acls(admin, FakeCache(zk), [binding(), binding(op=4), binding()], CALLER))
+    outcomes = run(writes(admin).create(FakeCache(zk), [binding(), binding(op=4), binding()], CALLER))
     assert [(o.error_code, o.error_message) for o in outcomes] == [(0, None)] * 3
     [ops] = admin.writes  # one multi-op for the resource: its znode, then the change notification
     assert [(op.kind, op.path, op.sequence) for op in ops] == [
@@ -104,7 +108,7 @@ def test_create_writes_the_znode_and_a_notification():
     assert ops[1].data == b"TOPIC:t"
     assert [e.operation for e in decode_acls(zk.nodes[PATH][0])] == [3, 4]
     assert [a["resource_type"] for a in admin.audits] == ["ACL"] * 3
-    run(acls.create_acls(admin, FakeCache(zk), [binding()], CALLER))
+    run(writes(admin).create(FakeCache(zk), [binding()], CALLER))
     assert len(admin.writes) == 1  # nothing new: nothing written
 
 
@@ -117,7 +121,7 @@ def no_backoff(monkeypatch):
 def test_a_lost_race_is_read_again_and_retried():
     zk = FakeZk({PATH: encode_acls([])})
     admin = FakeAdmin(zk, races=2)
-    [outcome] = run(acls.create_acls(admin, FakeCache(zk), [binding()], CALLER))
+    [outcome] = run(writes(admin).create(FakeCache(zk), [binding()], CALLER))
     assert outcome.error_code == 0
     principals = [e.principal for e in decode_acls(zk.nodes[PATH][0])]
     assert principals == ["User:other", "User:alice"]  # the winner's entry is kept
@@ -127,17 +131,17 @@ def test_a_lost_race_is_read_again_and_retried():
 def test_endless_races_and_a_moved_controller():
     zk = FakeZk()
     admin = FakeAdmin(zk, races=99)
-    [outcome] = run(acls.create_acls(admin, FakeCache(zk), [binding()], CALLER))
+    [outcome] = run(writes(admin).create(FakeCache(zk), [binding()], CALLER))
     assert (outcome.error_code, admin.races) == (-1, 99 - acls.MAX_ATTEMPTS)
     moved = FakeAdmin(FakeZk(), moved=True)
-    outcomes = run(acls.create_acls(moved, FakeCache(moved.zk), [binding("a"), binding("b")], CALLER))
+    outcomes = run(writes(moved).create(FakeCache(moved.zk), [binding("a"), binding("b")], CALLER))
     assert [o.error_code for o in outcomes] == [41, 41] and moved.resigned == ["moved"]
 
 
 def test_a_bad_principal_fails_its_whole_resource():
     zk = FakeZk()
     admin = FakeAdmin(zk)
-    outcomes = run(acls.create_acls(admin, FakeCache(zk), [binding(principal="alice"), binding(),
+    outcomes = run(writes(admin).create(FakeCache(zk), [binding(principal="alice"), binding(),
                                                           binding("u")], CALLER))
     assert [(o.error_code, o.error_message) for o in outcomes] == [(-1, None), (-1, None), (0, None)]
     assert PATH not in zk.nodes
@@ -149,7 +153,7 @@ def test_delete_attributes_each_binding_to_the_first_matching_filter():
     admin = FakeAdmin(zk)
     filters = [new_filter(2, "t", 3, None, None, 4, 1), new_filter(2, None, 1, None, None, 1, 1),
                new_filter(2, "nothing", 1, None, None, 1, 1)]
-    results = run(acls.delete_acls(admin, FakeCache(zk), filters, CALLER))
+    results = run(writes(admin).delete(FakeCache(zk), filters, CALLER))
     found = [[(d.binding.pattern.name, int(d.binding.entry.operation)) for d in r.deleted] for r in results]
     assert found == [[("t", 4)], [("t", 3), ("u", 3)], []]
     assert zk.nodes == {}  # no ACL left: the znodes are deleted

@@ -212,6 +212,8 @@ class FakeConfig(dict):
 
 
 class FakeAdmin:
+    """Stands in for the controller's parts ConfigWrites uses; itself the policy gate and the waits."""
+
     def __init__(self, missing=()):
         self.cache, self.writer, self.audit = FakeCache(), FakeWriter(missing), FakeAudit()
         self.purgatory, self.policies, self.config = FakePurgatory(), PolicySet(), FakeConfig({"log.level": "INFO"})
@@ -223,10 +225,10 @@ class FakeAdmin:
     async def wait_cluster(self, names, timeout_s, outcomes):
         self.cluster_waits.append(sorted(names))
 
-    def check_policy(self, action, topic, pre, post, caller, validate_only, **details):
+    def check_topic(self, action, topic, pre, post, caller, validate_only, **details):
         self.checked.append((action.value, topic, pre.configs, post.configs, validate_only, details))
 
-    def check_broker_policy(self, broker, requested):
+    def check_broker(self, broker, requested):
         self.checked.append(("BROKER", broker, requested))
 
 
@@ -234,7 +236,9 @@ CALLER = Caller("User:ANONYMOUS", "127.0.0.1", 1, None, "incremental_alter_confi
 
 
 def run(admin, changes, validate_only=False, incremental=True):
-    outcomes = asyncio.run(C.alter_configs(admin, changes, validate_only, incremental, CALLER))
+    writes = C.ConfigWrites(admin.config, admin.cache, admin.writer, None, admin.purgatory, admin, admin, admin.audit,
+                            None)  # no election (nothing moves) and nothing logged here
+    outcomes = asyncio.run(writes.alter(changes, validate_only, incremental, CALLER))
     return [(o.name, o.error_code, o.error_message) for o in outcomes]
 
 

@@ -14,8 +14,9 @@ def leadership(brokers, topics, states, deleting=(), topic_configs=None):
                             deleting=set(deleting),
                             all_topics={t: zp.TopicAssignment(None, parts) for t, parts in topics.items()},
                             partition_states=states, topic_configs=topic_configs or {}, broker_configs={})
-    admin = SimpleNamespace(cache=cache, election=SimpleNamespace(epoch=4))
-    return PartitionLeadership(admin, {"unclean.leader.election.enable": False}, structlog.get_logger())
+    election = SimpleNamespace(epoch=4)
+    return PartitionLeadership(None, cache, None, election, {"unclean.leader.election.enable": False},
+                               structlog.get_logger())
 
 
 def plan(pl):

@@ -201,7 +201,8 @@ class FakeAdmin:
 
 
 def alter(admin, zk, alterations, validate_only=False):
-    return asyncio.run(q.alter_client_quotas(admin, zk, alterations, validate_only, caller=None))
+    writes = q.QuotaWrites(zk, admin.writer, admin.election, admin.audit, admin.log)
+    return asyncio.run(writes.alter(alterations, validate_only, caller=None))
 
 
 def test_alter_writes_config_and_notification_preserving_other_keys():

@@ -3,7 +3,7 @@
 import time
 import uuid
 
-from fauxka.controller.admin import AdminController
+from fauxka.controller.areas import ControllerAreas
 from fauxka.controller.audit import Caller
 
 from ..auth.acl_authorizer import AclAuthorizer
@@ -29,15 +29,15 @@ def forwarded_wait_s(ctx: RequestContext, request, received: float) -> float:
     return received + limit_ms / 1000 - time.monotonic()
 
 
-def admin(ctx: RequestContext) -> AdminController | None:
-    """The controller's admin plane, or None when this broker is not the active controller."""
-    controller = ctx.admin
+def admin(ctx: RequestContext) -> ControllerAreas | None:
+    """The controller's areas, or None when this broker is not the active controller."""
+    controller = ctx.controller
     return controller if controller.active else None
 
 
 def dynamic_broker_layers(ctx: RequestContext) -> tuple[dict, dict]:
     """This broker's dynamic configs and the cluster-wide dynamic defaults, as the broker applies them."""
-    dynamic, dynamic_default, _static = ctx.admin.broker_layers()
+    dynamic, dynamic_default, _static = ctx.controller.topics.broker_layers()
     return dynamic, dynamic_default
 
 
@@ -56,7 +56,7 @@ def not_authorized_message(ctx: RequestContext) -> str:
             f"securityProtocol={protocol}, buffer=null, envelope=None) is not authorized.")
 
 
-def audit_denied(ctx: RequestContext, controller, resource_type: str, name: str, action: str, code: int,
+def audit_denied(ctx: RequestContext, controller: ControllerAreas, resource_type: str, name: str, action: str, code: int,
                  message: str | None, validate_only: bool = False) -> None:
     """The audit line of a resource refused by authorization before the controller saw it."""
     controller.audit.record(caller(ctx), resource_type=resource_type, resource_name=name, action=action,

@@ -8,10 +8,7 @@ else the next block of 1000 from /latest_producer_id_block.
 
 from typing import TYPE_CHECKING
 
-from fauxka.controller.producer_ids import allocate
-from fauxka.model.errors import ErrorCode, KafkaError
-from fauxka.zkstore import ZkUnavailable
-from fauxka.zkstore.fenced import ControllerMoved
+from fauxka.model.errors import ControllerMoved, ErrorCode, KafkaError, StoreUnavailable
 
 from ..context import RequestContext
 from ..protocol.build import build
@@ -30,11 +27,10 @@ async def handle(ctx: RequestContext, request: "AllocateProducerIdsRequest") -> 
     if refused is not None:
         return _answer(ctx.version, refused)
     try:
-        block = await allocate(ctx.admin, request.broker_id)
-    except ControllerMoved as exc:
-        ctx.admin.resign(str(exc))
+        block = await ctx.controller.producer_ids.allocate(request.broker_id)
+    except ControllerMoved:  # the controller resigned
         return _answer(ctx.version, ErrorCode.not_controller)
-    except ZkUnavailable:
+    except StoreUnavailable:
         return _answer(ctx.version, ErrorCode.request_timed_out)
     except KafkaError as exc:
         return _answer(ctx.version, exc.code)

@@ -35,8 +35,7 @@ async def handle(ctx: RequestContext, request: "AlterClientQuotasRequest") -> Re
                               ops=[(op.key, None if op.remove else float(op.value)) for op in entry.ops])
             for entry in request.entries
         ]
-        outcomes = await quotas.alter_client_quotas(controller, ctx.zk, alterations, request.validate_only,
-                                                    caller(ctx))
+        outcomes = await controller.quotas.alter(alterations, request.validate_only, caller(ctx))
         entries = [_entry(list(o.entity.items()), o.error_code, o.error_message) for o in outcomes]
     return build(response_schema(_KEY, ctx.version), {"throttle_time": 0, "entries": entries})
 

@@ -46,7 +46,7 @@ async def handle(ctx: RequestContext, request: "AlterPartitionRequest") -> Respo
             isr = [b.broker_id for b in p.new_isr_with_epochs] if v >= 3 else list(p.new_isr)
             changes[(name, p.partition_index)] = IsrChange(request.broker_id, p.leader_epoch, isr, p.partition_epoch,
                                                            getattr(p, "leader_recovery_state", 0))
-    results = await ctx.leadership.alter_partition(changes, v)
+    results = await ctx.controller.leadership.alter_partition(changes, v)
     by_topic = defaultdict(list)
     for (name, partition), (error, state) in results.items():
         entry = {"partition_index": partition, "error_code": error, "leader_id": -1, "leader_epoch": -1,

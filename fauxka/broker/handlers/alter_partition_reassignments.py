@@ -15,8 +15,7 @@ new assignment is written, not when the reassignment completes.
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
-from fauxka.model.errors import ErrorCode
-from fauxka.zkstore.fenced import ControllerMoved
+from fauxka.model.errors import ControllerMoved, ErrorCode
 
 from ..context import RequestContext
 from ..protocol.build import build
@@ -43,7 +42,7 @@ async def handle(ctx: RequestContext, request: "AlterPartitionReassignmentsReque
             wanted.pop(key, None)  # a Scala Map built from the list: the last entry wins
             wanted[key] = None if p.replicas is None else [int(r) for r in p.replicas]
     try:
-        results = await ctx.reassignments.alter(wanted)
+        results = await ctx.controller.reassignments.alter(wanted)
     except ControllerMoved:
         return _response(ctx.version, ErrorCode.not_controller, NOT_CONTROLLER, [])
     by_topic = defaultdict(list)

@@ -29,7 +29,7 @@ async def handle(ctx: RequestContext, request: "AlterUserScramCredentialsRequest
         deletions = [scram.Deletion(d.name, int(d.mechanism)) for d in request.deletions]
         upsertions = [scram.Upsertion(u.name, int(u.mechanism), int(u.iterations), bytes(u.salt),
                                       bytes(u.salted_password)) for u in request.upsertions]
-        outcomes = await scram.alter_user_scram_credentials(controller, ctx.zk, deletions, upsertions,
+        outcomes = await controller.scram.alter(deletions, upsertions,
                                                             caller(ctx))
         results = [{"user": o.user, "error_code": o.error_code, "error_message": o.error_message} for o in outcomes]
     return build(response_schema(_KEY, ctx.version), {"throttle_time": 0, "results": results})

@@ -12,7 +12,7 @@ def refusal(ctx: RequestContext, broker_id: int | None = None, broker_epoch: int
     """The error to answer with, or None to go on."""
     if not ctx.authorized("CLUSTER_ACTION", "CLUSTER", "kafka-cluster"):
         return ErrorCode.cluster_authorization_failed
-    if not ctx.admin.active:
+    if not ctx.controller.active:
         return ErrorCode.not_controller
     if broker_id is not None:
         known = ctx.cache.broker_epochs.get(broker_id)

@@ -1,6 +1,6 @@
 """What AlterConfigs and IncrementalAlterConfigs share: both answer through controller.configs."""
 
-from fauxka.controller.configs import AlterOp, ResourceChange, alter_configs
+from fauxka.controller.configs import AlterOp, ResourceChange
 from fauxka.model import broker_configs as bc
 from fauxka.model.acl_model import CLUSTER_NAME
 from fauxka.model.config_resources import BROKER_LOGGER, TOPIC
@@ -16,7 +16,7 @@ async def loggers_here(ctx: RequestContext, request):
     """ConfigAdminManager.preprocess: BROKER_LOGGER changes are the log levels of the broker the client
     sent them to, applied there and never forwarded. A request naming only loggers is answered by the
     receiving broker (dispatch's precheck) even when it is not the controller."""
-    controller = ctx.admin
+    controller = ctx.controller
     if controller.active or not request.resources or any(r.resource_type != BROKER_LOGGER for r in request.resources):
         return None  # the controller answers it (a forwarded logger resource is checked against the controller's id)
     return await _answer(ctx, request, True, controller)
@@ -34,7 +34,7 @@ async def _answer(ctx: RequestContext, request, incremental: bool, controller):
                                   [AlterOp(c.name, c.value, c.config_operation) if incremental
                                    else AlterOp(c.name, c.value) for c in r.configs])
                    for r in request.resources]
-        outcomes = await alter_configs(controller, changes, request.validate_only, incremental, caller(ctx),
+        outcomes = await controller.configs.alter(changes, request.validate_only, incremental, caller(ctx),
                                        lambda resource_type, name: _may_alter(ctx, resource_type, name))
         results = [_result(o.resource_type, o.name, o.error_code, o.error_message) for o in outcomes]
         if any(o.resource_type == BROKER_LOGGER and o.error_code == 0 for o in outcomes) and not request.validate_only:

@@ -10,9 +10,7 @@ the other ISRs, and the answer lists the partitions (replication factor > 1) it 
 
 from typing import TYPE_CHECKING
 
-from fauxka.model.errors import ErrorCode
-from fauxka.zkstore import ZkUnavailable
-from fauxka.zkstore.fenced import ControllerMoved
+from fauxka.model.errors import ControllerMoved, ErrorCode, StoreUnavailable
 
 from ..context import RequestContext
 from ..protocol.build import build
@@ -31,7 +29,7 @@ async def handle(ctx: RequestContext, request: "ControlledShutdownRequest") -> R
     if refused is not None:
         return _answer(ctx, refused)
     try:
-        remaining = await ctx.leadership.controlled_shutdown(request.broker_id,
+        remaining = await ctx.controller.leadership.controlled_shutdown(request.broker_id,
                                                              getattr(request, "broker_epoch", -1))
     except LookupError:
         return _answer(ctx, ErrorCode.broker_not_available)
@@ -39,7 +37,7 @@ async def handle(ctx: RequestContext, request: "ControlledShutdownRequest") -> R
         return _answer(ctx, ErrorCode.stale_broker_epoch)
     except ControllerMoved:
         return _answer(ctx, ErrorCode.not_controller)
-    except ZkUnavailable:
+    except StoreUnavailable:
         return _answer(ctx, ErrorCode.request_timed_out)
     return _answer(ctx, ErrorCode.none, remaining)
 

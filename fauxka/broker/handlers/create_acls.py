@@ -2,7 +2,6 @@
 
 from typing import TYPE_CHECKING
 
-from fauxka.controller.acls import create_acls
 from fauxka.model.acl_model import CLUSTER_NAME, filter_only_value, has_unknown_code, new_binding
 from fauxka.model.errors import ErrorCode
 from ..context import RequestContext
@@ -40,12 +39,12 @@ async def handle(ctx: RequestContext, request: "CreateAclsRequest") -> Response:
     elif any(filter_only_value(b) for b in bindings):
         refused = (ErrorCode.unknown_server_error, None)  # Kafka's handler throws for the whole request
     else:
-        outcomes = await create_acls(controller, authorizer.cache, bindings, caller(ctx))
+        outcomes = await controller.acls.create(authorizer.cache, bindings, caller(ctx))
         results = [_result(o.error_code, o.error_message) for o in outcomes]
     if refused is not None:
         results = [_result(*refused) for _ in bindings]
         for binding in bindings:
-            audit_denied(ctx, ctx.admin, "ACL", str(binding), "CREATE_ACLS", *refused)
+            audit_denied(ctx, ctx.controller, "ACL", str(binding), "CREATE_ACLS", *refused)
     return build(response_schema(_KEY, ctx.version), {"throttle_time": 0, "results": results})
 
 

@@ -5,7 +5,6 @@ are not users (INVALID_PRINCIPAL_TYPE); the controller writes it (controller.tok
 
 from typing import TYPE_CHECKING
 
-from fauxka.controller import tokens
 from fauxka.model import delegation_tokens
 from fauxka.model.errors import ErrorCode
 from ..context import RequestContext
@@ -44,8 +43,8 @@ async def handle(ctx: RequestContext, request: "CreateDelegationTokenRequest") -
         return response(ctx.version, ErrorCode.not_controller, owner, requester)
     renewers = [f"{r.principal_type}:{r.principal_name}" for r in request.renewers]
     settings = delegation_tokens.settings(ctx.config)
-    code, info, hmac = await tokens.create(controller, ctx.tokens, settings, owner, requester, renewers,
-                                           millis(request.max_lifetime), caller(ctx))
+    code, info, hmac = await controller.tokens.create(settings, owner, requester, renewers,
+                                                      millis(request.max_lifetime), caller(ctx))
     if info is None:
         return response(ctx.version, code, owner, requester)
     return response(ctx.version, code, owner, requester, info.issue_ms, info.expiry_ms, info.max_ms, info.token_id,

@@ -2,7 +2,7 @@
 
 from typing import TYPE_CHECKING
 
-from fauxka.controller.partitions import PartitionIncrease, create_partitions, kafka_map_order
+from fauxka.controller.partitions import PartitionIncrease, kafka_map_order
 from fauxka.model.errors import ErrorCode
 from ..context import RequestContext
 from ..protocol.build import build
@@ -32,7 +32,7 @@ async def handle(ctx: RequestContext, request: "CreatePartitionsRequest") -> Res
                     throttled.add(t.name)
         requests = [PartitionIncrease(t.name, t.count, _assignments(t)) for t in request.topics
                     if t.name not in throttled]
-        outcomes = await create_partitions(controller, requests, request.validate_only, timeout_ms(request),
+        outcomes = await controller.partitions.create(requests, request.validate_only, timeout_ms(request),
                                            caller(ctx), lambda name: ctx.authorized("ALTER", "TOPIC", name))
         results = [_result(o.name, o.error_code, o.error_message) for o in outcomes]
         if throttled:  # one answer per distinct name, in Kafka's map order

@@ -58,7 +58,7 @@ async def _create(ctx: RequestContext, controller, request) -> list[dict]:
                  configs={c.name: c.value for c in t.configs})
         for t in request.topics if t.name not in denied and t.name not in throttled
     ]
-    outcomes = iter(await controller.create_topics(topics, request.validate_only, timeout_ms(request), caller(ctx)))
+    outcomes = iter(await controller.topics.create_topics(topics, request.validate_only, timeout_ms(request), caller(ctx)))
     results = []
     for name in names:
         if name in throttled:
@@ -87,8 +87,8 @@ async def after_forward(ctx: RequestContext, request, response, received: float)
     leaders (bounded by the request's timeout): the client's next Metadata here finds them."""
     created = {t.name for t in response.topics if int(t.error_code) == 0}
     if created and not request.validate_only and timeout_ms(request) > 0:
-        cache_admin = ctx.admin
-        await cache_admin.purgatory.wait(created, cache_admin.have_leaders, forwarded_wait_s(ctx, request, received))
+        topics = ctx.controller.topics
+        await topics.purgatory.wait(created, topics.have_leaders, forwarded_wait_s(ctx, request, received))
 
 
 def _result(name: str, code: int, message: str | None) -> dict:

@@ -2,7 +2,6 @@
 
 from typing import TYPE_CHECKING
 
-from fauxka.controller.acls import delete_acls
 from fauxka.model.acl_model import CLUSTER_NAME, has_unknown_code, new_filter
 from fauxka.model.errors import ErrorCode
 from ..context import RequestContext
@@ -34,14 +33,14 @@ async def handle(ctx: RequestContext, request: "DeleteAclsRequest") -> Response:
         message = not_authorized_message(ctx)
         results = [_result(ErrorCode.cluster_authorization_failed, message, ()) for _ in filters]
         for acl_filter in filters:
-            audit_denied(ctx, ctx.admin, "ACL", str(acl_filter), "DELETE_ACLS",
+            audit_denied(ctx, ctx.controller, "ACL", str(acl_filter), "DELETE_ACLS",
                          ErrorCode.cluster_authorization_failed, message)
     elif authorizer is None:
         results = [_result(ErrorCode.security_disabled, NO_AUTHORIZER, ()) for _ in filters]
     elif (controller := admin(ctx)) is None:
         results = [_result(ErrorCode.not_controller, None, ()) for _ in filters]
     else:
-        found = await delete_acls(controller, authorizer.cache, filters, caller(ctx))
+        found = await controller.acls.delete(authorizer.cache, filters, caller(ctx))
         results = [_result(r.outcome.error_code, r.outcome.error_message, [_matching(d) for d in r.deleted])
                    for r in found]
     return build(response_schema(_KEY, ctx.version), {"throttle_time": 0, "filter_results": results})

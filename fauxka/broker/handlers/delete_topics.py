@@ -22,8 +22,8 @@ async def after_forward(ctx: RequestContext, request, response, received: float)
     topics (bounded by the request's timeout)."""
     deleted = {r.name for r in response.responses if int(r.error_code) == 0 and r.name is not None}
     if deleted and timeout_ms(request) > 0:
-        cache_admin = ctx.admin
-        await cache_admin.purgatory.wait(deleted, cache_admin.gone, forwarded_wait_s(ctx, request, received))
+        topics = ctx.controller.topics
+        await topics.purgatory.wait(deleted, topics.gone, forwarded_wait_s(ctx, request, received))
 
 
 def _requested(ctx: RequestContext, request) -> list[tuple[str | None, object]]:
@@ -67,7 +67,7 @@ async def handle(ctx: RequestContext, request: "DeleteTopicsRequest") -> Respons
             results.append(_result(name, tid, 0))
             to_delete.append(name)
         if to_delete:
-            outcomes = await controller.delete_topics(list(dict.fromkeys(to_delete)), timeout_ms(request), caller(ctx))
+            outcomes = await controller.topics.delete_topics(list(dict.fromkeys(to_delete)), timeout_ms(request), caller(ctx))
             for result in results:
                 outcome = outcomes.get(result["name"]) if result["error_code"] == 0 else None
                 if outcome is not None:

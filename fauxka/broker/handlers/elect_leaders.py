@@ -15,9 +15,7 @@ passes them on once its own cache shows them (after_forward), so a Metadata ther
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
-from fauxka.model.errors import ErrorCode
-from fauxka.zkstore import ZkUnavailable
-from fauxka.zkstore.fenced import ControllerMoved
+from fauxka.model.errors import ControllerMoved, ErrorCode, StoreUnavailable
 
 from ..context import RequestContext
 from ..protocol.build import build
@@ -36,14 +34,14 @@ async def handle(ctx: RequestContext, request: "ElectLeadersRequest") -> Respons
         (t.topic, p) for t in request.topic_partitions for p in t.partitions]
     if not ctx.authorized("ALTER", "CLUSTER", "kafka-cluster"):
         return _uniform(ctx, named, ErrorCode.cluster_authorization_failed)
-    if not ctx.admin.active:
+    if not ctx.controller.active:
         return _uniform(ctx, named, ErrorCode.not_controller)
     preferred = getattr(request, "election_type", 0) == 0
     try:
-        results = await ctx.leadership.elect_leaders(preferred, named)
+        results = await ctx.controller.leadership.elect_leaders(preferred, named)
     except ControllerMoved:
         return _uniform(ctx, named, ErrorCode.not_controller)
-    except ZkUnavailable:
+    except StoreUnavailable:
         return _uniform(ctx, named, ErrorCode.request_timed_out)
     return _response(ctx, ErrorCode.none, results)
 
@@ -81,5 +79,5 @@ async def after_forward(ctx: RequestContext, request, response, received: float)
     def complete(topics: set[str]) -> set[str]:
         return {t for t in topics if all(shown(k) for k in elected if k[0] == t)}
 
-    purgatory = ctx.admin.purgatory
+    purgatory = ctx.controller.purgatory
     await purgatory.wait({t for t, _ in elected}, complete, forwarded_wait_s(ctx, request, received))

@@ -64,7 +64,7 @@ async def handle(ctx: RequestContext, request: "EnvelopeRequest", *, dispatch) -
 
 
 def _inner_context(ctx: RequestContext, request, forwarder: int) -> RequestContext:
-    if not ctx.admin.active:  # the controller moved while dispatch passed it on
+    if not ctx.controller.active:  # the controller moved while dispatch passed it on
         raise _Refused(ErrorCode.not_controller)
     try:
         principal = deserialize_principal(request.request_principal)

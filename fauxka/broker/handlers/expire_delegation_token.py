@@ -4,7 +4,6 @@ period removes the token at once."""
 
 from typing import TYPE_CHECKING
 
-from fauxka.controller import tokens
 
 from ..context import RequestContext
 from ..protocol.requests import Response
@@ -21,4 +20,4 @@ def precheck(ctx: RequestContext, body):
 
 
 async def handle(ctx: RequestContext, request: "ExpireDelegationTokenRequest") -> Response:
-    return await change_expiry(ctx, request, _KEY, tokens.expire, request.expiry_time_period)
+    return await change_expiry(ctx, request, _KEY, True, request.expiry_time_period)

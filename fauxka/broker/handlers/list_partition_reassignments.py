@@ -12,8 +12,7 @@ full set (target first, then the origin replicas), with the adding and removing 
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
-from fauxka.model.errors import ErrorCode
-from fauxka.zkstore.fenced import ControllerMoved
+from fauxka.model.errors import ControllerMoved, ErrorCode
 
 from ..context import RequestContext
 from ..protocol.build import build
@@ -36,7 +35,7 @@ async def handle(ctx: RequestContext, request: "ListPartitionReassignmentsReques
     keys = None if request.topics is None else [
         (t.name, int(p)) for t in request.topics for p in t.partition_indexes]
     try:
-        found = await ctx.reassignments.listing(keys)
+        found = await ctx.controller.reassignments.listing(keys)
     except ControllerMoved:
         return _response(ctx.version, ErrorCode.not_controller, NOT_CONTROLLER, [])
     by_topic = defaultdict(list)

@@ -3,7 +3,6 @@ on token or PLAINTEXT connections; the controller renews (controller.tokens.rene
 
 from typing import TYPE_CHECKING
 
-from fauxka.controller import tokens
 
 from ..context import RequestContext
 from ..protocol.requests import Response
@@ -20,4 +19,4 @@ def precheck(ctx: RequestContext, body):
 
 
 async def handle(ctx: RequestContext, request: "RenewDelegationTokenRequest") -> Response:
-    return await change_expiry(ctx, request, _KEY, tokens.renew, request.renew_period)
+    return await change_expiry(ctx, request, _KEY, False, request.renew_period)

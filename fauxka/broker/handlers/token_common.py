@@ -36,14 +36,14 @@ def expiry_response(key: int, version: int, code: int, expiry: int = delegation_
                                                  "throttle_time": 0})
 
 
-async def change_expiry(ctx: RequestContext, request, key: int, change, period) -> object:
-    """Renew or Expire (`change` is controller.tokens.renew or .expire) with the request's period."""
+async def change_expiry(ctx: RequestContext, request, key: int, expire: bool, period) -> object:
+    """Renew or (expire) Expire, through the controller's TokenWrites, with the request's period."""
     controller = admin(ctx)
     if controller is None:
         return expiry_response(key, ctx.version, ErrorCode.not_controller)
     settings = delegation_tokens.settings(ctx.config)
-    code, expiry = await change(controller, ctx.tokens, settings, ctx.principal, bytes(request.hmac),
-                                millis(period), caller(ctx))
+    change = controller.tokens.expire if expire else controller.tokens.renew
+    code, expiry = await change(settings, ctx.principal, bytes(request.hmac), millis(period), caller(ctx))
     return expiry_response(key, ctx.version, code, expiry)
 
 

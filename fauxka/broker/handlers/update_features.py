@@ -36,7 +36,7 @@ async def handle(ctx: RequestContext, request: "UpdateFeaturesRequest") -> Respo
     for u in request.feature_updates:
         kind = (2 if u.allow_downgrade else 1) if ctx.version == 0 else int(u.upgrade_type)
         updates.append(first.setdefault(u.feature, (u.feature, int(u.max_version_level), kind)))
-    results = await ctx.features.update(updates, timeout_ms(request))
+    results = await ctx.controller.features.update(updates, timeout_ms(request))
     return _response(ctx.version, ErrorCode.none, None, results)
 
 
