@@ -30,6 +30,8 @@ from fauxka.model import delegation_tokens, features
 from fauxka.model.errors import KafkaError
 from fauxka.zkstore import MultiFailed, NodeExists, Op, SessionState, ZkStore, ZkUnavailable
 from fauxka.zkstore import paths as zp
+from fauxka.zkstore.config_entities import EntityConfigReader
+from fauxka.zkstore.consumer_offsets import ZkConsumerOffsets
 from fauxka.zkstore.fenced import FencedWriter
 
 from . import logs
@@ -118,7 +120,8 @@ class Broker:
             TRANSACTION_STATE_TOPIC: self.txn_role.topic_spec}, log)
         # what a request may use: the server hands it to every request's context (fauxka/broker/context.py)
         self.services = Services(
-            broker_id=self.broker_id, config=config, cache=self.cache, zk=self.zk, metrics=self.metrics,
+            broker_id=self.broker_id, config=config, cache=self.cache, metrics=self.metrics,
+            entity_configs=EntityConfigReader(self.zk), v0_offsets=ZkConsumerOffsets(self.zk),
             authorizer=self.authorizer, tokens=self.tokens, quotas=self.quotas, replicas=self.replicas,
             groups=self.group_role, transactions=self.txn_role, marker_writer=self.marker_writer,
             producer_ids=self.producer_ids, controller=self.controller, auto_create=self.auto_create,

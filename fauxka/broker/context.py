@@ -20,7 +20,8 @@ from .protocol.codec import Request
 
 if TYPE_CHECKING:
     from fauxka.controller.areas import ControllerAreas
-    from fauxka.zkstore import ZkStore
+    from fauxka.zkstore.config_entities import EntityConfigReader
+    from fauxka.zkstore.consumer_offsets import ZkConsumerOffsets
 
     from .auth.authorizer import Authorizer
     from .auth.token_cache import TokenCache
@@ -72,7 +73,8 @@ class Services:
     broker_id: int
     config: "BrokerConfig"
     cache: "MetadataCache"  # the cluster's metadata as this broker knows it
-    zk: "ZkStore"  # ZooKeeper, for the apis that still read or write it directly (v0 offsets, quotas, SCRAM)
+    entity_configs: "EntityConfigReader"  # /config/users|clients|ips read: DescribeClientQuotas, DescribeUserScramCredentials
+    v0_offsets: "ZkConsumerOffsets"  # the offsets OffsetCommit v0 / OffsetFetch v0 keep in ZooKeeper
     metrics: "BrokerMetrics"
     authorizer: "Authorizer"
     tokens: "TokenCache"  # delegation tokens

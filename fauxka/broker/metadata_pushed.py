@@ -14,6 +14,15 @@ from fauxka.zkstore import paths as zp
 Replicas = dict[int, list[int]]  # partition -> broker ids
 
 
+def partition_state(state) -> zp.PartitionState:
+    """A LeaderAndIsr or UpdateMetadata partition state as the cache keeps it (the partition epoch,
+    PartitionEpoch or ZkVersion, is the state znode's version)."""
+    epoch = getattr(state, "partition_epoch", None)
+    if epoch is None:
+        epoch = state.zk_version
+    return zp.PartitionState(state.leader, state.leader_epoch, state.controller_epoch, list(state.isr), epoch)
+
+
 class PushedMetadata:
     # the MetadataCache's state this side updates
     _topics: dict[str, zp.TopicAssignment]

@@ -3,7 +3,9 @@ them (`KafkaZkClient.setOrCreateConsumerOffset` / `getConsumerOffset`, `Consumer
 ZkData): `/consumers/<group>/offsets/<topic>/<partition>` holds the offset as a decimal string.
 These are not the group coordinator's offsets: v0 of both apis reads and writes only these."""
 
-from .errors import NoNode, NodeExists
+from fauxka.model.errors import ErrorCode, KafkaError
+
+from .errors import NoNode, NodeExists, ZkError
 from .store import ZkStore
 
 
@@ -27,3 +29,23 @@ async def get_consumer_offset(zk: ZkStore, group: str, topic: str, partition: in
     """The stored offset, None when there is none."""
     found = await zk.get(consumer_offset_path(group, topic, partition))
     return None if found is None else int(found[0].decode())
+
+
+class ZkConsumerOffsets:
+    """The v0 offsets as OffsetCommit v0 and OffsetFetch v0 use them: a failure (ZooKeeper's, or a
+    znode that is not a number) is UNKNOWN_SERVER_ERROR, as Kafka's Errors.forException(e)."""
+
+    def __init__(self, zk: ZkStore):
+        self._zk = zk
+
+    async def commit(self, group: str, topic: str, partition: int, offset: int) -> None:
+        try:
+            await set_consumer_offset(self._zk, group, topic, partition, offset)
+        except (ZkError, ValueError):
+            raise KafkaError(ErrorCode.unknown_server_error) from None
+
+    async def fetch(self, group: str, topic: str, partition: int) -> int | None:
+        try:
+            return await get_consumer_offset(self._zk, group, topic, partition)
+        except (ZkError, ValueError):
+            raise KafkaError(ErrorCode.unknown_server_error) from None

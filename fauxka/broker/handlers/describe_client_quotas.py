@@ -5,9 +5,9 @@ import asyncio
 from typing import TYPE_CHECKING
 
 from fauxka.model.acl_model import CLUSTER_NAME
+from fauxka.model.entity_names import desanitize_entity, sanitize_entity
 from fauxka.model.errors import ErrorCode, KafkaError
 from fauxka.model.quota_entities import CLIENT_ID, IP, IP_KEYS, JAVA_DOUBLE, QUOTA_KEYS, USER
-from fauxka.zkstore.config_entities import EntityConfigReader, desanitize_entity, sanitize_entity
 
 from ..context import RequestContext
 from ..protocol.build import build
@@ -31,7 +31,7 @@ async def handle(ctx: RequestContext, request: "DescribeClientQuotasRequest") ->
         return build(response_schema(_KEY, ctx.version), body)
     try:
         found = parse_filter([(c.entity_type, c.match_type, c.match) for c in request.components])
-        results = await describe(found, request.strict, EntityConfigReader(ctx.zk))
+        results = await describe(found, request.strict, ctx.entity_configs)
         body["entries"] = [{"entity": [{"entity_type": t, "entity_name": n} for t, n in entity],
                             "values": [{"key": k, "value": v} for k, v in sorted(values.items())]}
                            for entity, values in results]

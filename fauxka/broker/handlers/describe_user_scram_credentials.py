@@ -4,9 +4,9 @@ ZkAdminManager.describeUserScramCredentials does (mechanisms and iterations, nev
 from collections import Counter
 from typing import TYPE_CHECKING
 
+from fauxka.model.entity_names import sanitize
 from fauxka.model.errors import ErrorCode
 from fauxka.model.scram_credential import MECHANISMS, credential_from_string
-from fauxka.zkstore.config_entities import EntityConfigReader, sanitize
 
 from ..context import RequestContext
 from ..protocol.build import build
@@ -28,7 +28,7 @@ async def handle(ctx: RequestContext, request: "DescribeUserScramCredentialsRequ
     else:
         try:
             body["results"] = await describe([u.name for u in request.users] if request.users else None,
-                                             EntityConfigReader(ctx.zk))
+                                             ctx.entity_configs)
         except Exception as exc:  # ZooKeeper unavailable: Kafka's top-level UNKNOWN_SERVER_ERROR
             ctx.log.warning("describe user scram credentials failed", error=repr(exc))
             body["error_code"], body["error_message"] = ErrorCode.unknown_server_error, UNKNOWN_SERVER_ERROR_MESSAGE

@@ -9,6 +9,7 @@ import typing
 from ..protocol.build import build
 from ..protocol.codec import Request, response_schema
 from .admin_common import ZERO_UUID
+from .token_common import create_response
 
 NOT_CONTROLLER = "This is not the correct controller for this cluster."  # NotControllerException's message
 MESSAGES = {
@@ -49,8 +50,7 @@ def error_response(request: Request, code: int, own=None):
         users = sorted({d.name for d in body.deletions} | {u.name for u in body.upsertions})
         values = {"results": [{"user": u, **error} for u in users]}
     elif key == 38:  # CreateDelegationTokenRequest.getErrorResponse: ANONYMOUS owner and requester
-        from .create_delegation_token import response
-        return response(version, code, "User:ANONYMOUS", "User:ANONYMOUS")
+        return create_response(version, code, "User:ANONYMOUS", "User:ANONYMOUS")
     elif key == 43:  # ElectLeadersRequest.getErrorResponse: every named partition, and top level (v1+)
         values = {"error_code": code, "replica_election_results": [
             {"topic": t.topic, "partition_result": [{"partition_id": p, **error} for p in t.partitions]}

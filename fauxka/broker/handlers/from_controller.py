@@ -10,7 +10,6 @@ controller). A request that passes makes its epoch the newest."""
 import uuid
 
 from fauxka.model.errors import ErrorCode
-from fauxka.zkstore import paths as zp
 
 
 def refusal(ctx, request) -> ErrorCode | None:
@@ -28,15 +27,6 @@ def refusal(ctx, request) -> ErrorCode | None:
                         newest=max(cache.controller_epoch, cache.pushed_controller_epoch))
         return ErrorCode.stale_controller_epoch
     return None
-
-
-def partition_state(state) -> zp.PartitionState:
-    """A LeaderAndIsr or UpdateMetadata partition state as the cache keeps it (the partition epoch,
-    PartitionEpoch or ZkVersion, is the state znode's version)."""
-    epoch = getattr(state, "partition_epoch", None)
-    if epoch is None:
-        epoch = state.zk_version
-    return zp.PartitionState(state.leader, state.leader_epoch, state.controller_epoch, list(state.isr), epoch)
 
 
 _NO_ID = uuid.UUID(int=0)

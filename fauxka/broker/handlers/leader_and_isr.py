@@ -18,10 +18,11 @@ from typing import TYPE_CHECKING
 from fauxka.model.errors import ErrorCode
 
 from ..context import RequestContext
+from ..metadata_pushed import partition_state
 from ..protocol.build import build
 from ..protocol.codec import response_schema
 from ..protocol.requests import Response
-from .from_controller import grouped, partition_state, refusal
+from .from_controller import grouped, refusal
 
 if TYPE_CHECKING:
     from ..protocol.requests import LeaderAndIsrRequest

@@ -18,9 +18,7 @@ import time
 from typing import TYPE_CHECKING
 
 from fauxka.coordinator.group.coordinator import OffsetRequest
-from fauxka.model.errors import ErrorCode
-from fauxka.zkstore import ZkError
-from fauxka.zkstore.consumer_offsets import set_consumer_offset
+from fauxka.model.errors import ErrorCode, KafkaError
 
 from ..context import RequestContext
 from ..protocol.build import build
@@ -77,10 +75,10 @@ async def handle(ctx: RequestContext, request: "OffsetCommitRequest") -> Respons
                 results[tp] = ErrorCode.offset_metadata_too_large
                 continue
             try:
-                await set_consumer_offset(ctx.zk, request.group_id, tp[0], tp[1], req.offset)
+                await ctx.v0_offsets.commit(request.group_id, tp[0], tp[1], req.offset)
                 results[tp] = ErrorCode.none
-            except (ZkError, ValueError):  # Kafka: Errors.forException(e), an unexpected one
-                results[tp] = ErrorCode.unknown_server_error
+            except KafkaError as exc:  # Kafka: Errors.forException(e), an unexpected one
+                results[tp] = exc.code
     elif wanted:
         results.update(await groups(ctx).commit_offsets(
             request.group_id, request.member_id, request.group_instance_id if version >= 7 else None,

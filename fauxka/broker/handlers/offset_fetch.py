@@ -16,9 +16,7 @@ v8 (KIP-709) several groups per request, each checked for its own coordinator; v
 
 from typing import TYPE_CHECKING
 
-from fauxka.model.errors import ErrorCode
-from fauxka.zkstore import ZkError
-from fauxka.zkstore.consumer_offsets import get_consumer_offset
+from fauxka.model.errors import ErrorCode, KafkaError
 
 from ..context import RequestContext
 from ..protocol.build import build
@@ -100,9 +98,9 @@ async def _from_zookeeper(ctx: RequestContext, group_id: str, asked) -> list[dic
                 code = ErrorCode.topic_authorization_failed
             elif p in known:
                 try:
-                    offset = await get_consumer_offset(ctx.zk, group_id, t.name, p)
-                except (ZkError, ValueError):  # Kafka: Errors.forException(e)
-                    code = ErrorCode.unknown_server_error
+                    offset = await ctx.v0_offsets.fetch(group_id, t.name, p)
+                except KafkaError as exc:  # Kafka: Errors.forException(e)
+                    code = exc.code
             partitions.append({"partition_index": p, "error_code": code, "metadata": "",
                                "committed_offset": -1 if offset is None else offset, "committed_leader_epoch": -1})
         topics.append({"name": t.name, "partitions": partitions})

@@ -50,3 +50,17 @@ async def change_expiry(ctx: RequestContext, request, key: int, expire: bool, pe
 def refuse_unless_allowed(ctx: RequestContext, key: int):
     """The receiving broker's check before forwarding (precheck): no tokens over PLAINTEXT or tokens."""
     return None if allow_token_requests(ctx) else expiry_response(key, ctx.version, ErrorCode.delegation_token_request_not_allowed)
+
+
+CREATE_KEY = 38  # CreateDelegationToken
+
+
+def create_response(version: int, code: int, owner: str, requester: str, issued: int = -1, expiry: int = -1,
+                    max_ms: int = -1, token_id: str = "", hmac: bytes = b""):
+    """CreateDelegationTokenResponse.prepareResponse."""
+    (owner_type, owner_name), (requester_type, requester_name) = split(owner), split(requester)
+    return build(response_schema(CREATE_KEY, version), {
+        "error_code": code, "principal_type": owner_type, "principal_name": owner_name,
+        "token_requester_principal_type": requester_type, "token_requester_principal_name": requester_name,
+        "issue_timestamp": issued, "expiry_timestamp": expiry,
+        "max_timestamp": max_ms, "token_id": token_id, "hmac": hmac, "throttle_time": 0})
