@@ -29,7 +29,7 @@ def forwarded_wait_s(ctx: RequestContext, request, received: float) -> float:
     return received + limit_ms / 1000 - time.monotonic()
 
 
-def admin(ctx: RequestContext) -> ControllerAreas | None:
+def active_controller(ctx: RequestContext) -> ControllerAreas | None:
     """The controller's areas, or None when this broker is not the active controller."""
     controller = ctx.controller
     return controller if controller.active else None

@@ -9,7 +9,7 @@ from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
 from ..protocol.requests import Response
-from .admin_common import admin, audit_denied, caller
+from .admin_common import active_controller, audit_denied, caller
 
 if TYPE_CHECKING:
     from ..protocol.requests import AlterClientQuotasRequest
@@ -18,7 +18,7 @@ _KEY = 49
 
 
 async def handle(ctx: RequestContext, request: "AlterClientQuotasRequest") -> Response:
-    controller = admin(ctx)
+    controller = active_controller(ctx)
     if controller is None:  # Kafka's getErrorResponse: every entry as sent, with the error's own message
         entries = [_entry([(e.entity_type, e.entity_name) for e in entry.entity], ErrorCode.not_controller,
                           quotas.NOT_CONTROLLER_MESSAGE) for entry in request.entries]

@@ -21,7 +21,7 @@ from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
 from ..protocol.requests import Response
-from .admin_common import admin, not_authorized_message
+from .admin_common import active_controller, not_authorized_message
 from .error_responses import MESSAGES, NOT_CONTROLLER
 
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ _KEY = 45
 async def handle(ctx: RequestContext, request: "AlterPartitionReassignmentsRequest") -> Response:
     if not ctx.authorized("ALTER", "CLUSTER", "kafka-cluster"):
         return error_response(ctx.request, ErrorCode.cluster_authorization_failed, not_authorized_message(ctx))
-    if admin(ctx) is None:
+    if active_controller(ctx) is None:
         return _response(ctx.version, ErrorCode.not_controller, NOT_CONTROLLER, [])
     wanted = {}
     for topic in request.topics:

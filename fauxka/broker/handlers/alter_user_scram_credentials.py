@@ -11,7 +11,7 @@ from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
 from ..protocol.requests import Response
-from .admin_common import admin, caller
+from .admin_common import active_controller, caller
 
 if TYPE_CHECKING:
     from ..protocol.requests import AlterUserScramCredentialsRequest
@@ -20,7 +20,7 @@ _KEY = 51
 
 
 async def handle(ctx: RequestContext, request: "AlterUserScramCredentialsRequest") -> Response:
-    controller = admin(ctx)
+    controller = active_controller(ctx)
     if controller is None:
         results = _every_user(request, ErrorCode.not_controller, NOT_CONTROLLER_MESSAGE)
     elif not ctx.authorized("ALTER", "CLUSTER", "kafka-cluster"):

@@ -9,7 +9,7 @@ from .. import logs
 from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
-from .admin_common import admin, caller
+from .admin_common import active_controller, caller
 
 
 async def loggers_here(ctx: RequestContext, request):
@@ -23,7 +23,7 @@ async def loggers_here(ctx: RequestContext, request):
 
 
 async def answer(ctx: RequestContext, request, incremental: bool):
-    return await _answer(ctx, request, incremental, admin(ctx))
+    return await _answer(ctx, request, incremental, active_controller(ctx))
 
 
 async def _answer(ctx: RequestContext, request, incremental: bool, controller):

@@ -8,7 +8,7 @@ from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import RequestParseError, response_schema
 from ..protocol.requests import Response
-from .admin_common import acl_authorizer, admin, audit_denied, caller, not_authorized_message
+from .admin_common import acl_authorizer, active_controller, audit_denied, caller, not_authorized_message
 
 if TYPE_CHECKING:
     from ..protocol.requests import CreateAclsRequest
@@ -34,7 +34,7 @@ async def handle(ctx: RequestContext, request: "CreateAclsRequest") -> Response:
         refused = (ErrorCode.cluster_authorization_failed, not_authorized_message(ctx))
     elif authorizer is None:
         results = [_result(ErrorCode.security_disabled, NO_AUTHORIZER) for _ in bindings]
-    elif (controller := admin(ctx)) is None:
+    elif (controller := active_controller(ctx)) is None:
         results = [_result(ErrorCode.not_controller, None) for _ in bindings]
     elif any(filter_only_value(b) for b in bindings):
         refused = (ErrorCode.unknown_server_error, None)  # Kafka's handler throws for the whole request

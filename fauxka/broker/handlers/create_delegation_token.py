@@ -9,7 +9,7 @@ from fauxka.model import delegation_tokens
 from fauxka.model.errors import ErrorCode
 from ..context import RequestContext
 from ..protocol.requests import Response
-from .admin_common import admin, caller
+from .admin_common import active_controller, caller
 from .token_common import allow_token_requests, create_response, millis
 
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ def precheck(ctx: RequestContext, body):
 
 async def handle(ctx: RequestContext, request: "CreateDelegationTokenRequest") -> Response:
     owner, requester = owner_of(ctx, request), ctx.principal
-    controller = admin(ctx)
+    controller = active_controller(ctx)
     if controller is None:
         return create_response(ctx.version, ErrorCode.not_controller, owner, requester)
     renewers = [f"{r.principal_type}:{r.principal_name}" for r in request.renewers]

@@ -9,7 +9,7 @@ from ..protocol.build import build
 from ..protocol.codec import response_schema
 from ..protocol.requests import Response
 from . import throttling
-from .admin_common import admin, caller, timeout_ms
+from .admin_common import active_controller, caller, timeout_ms
 
 if TYPE_CHECKING:
     from ..protocol.requests import CreatePartitionsRequest
@@ -18,7 +18,7 @@ _KEY = 37
 
 
 async def handle(ctx: RequestContext, request: "CreatePartitionsRequest") -> Response:
-    controller = admin(ctx)
+    controller = active_controller(ctx)
     if controller is None:
         # Kafka answers from a Map: one result per distinct name
         results = [_result(name, ErrorCode.not_controller, None) for name in kafka_map_order([t.name for t in request.topics])]

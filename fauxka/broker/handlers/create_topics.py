@@ -14,7 +14,8 @@ from ..protocol.build import build, entity_class
 from ..protocol.codec import response_schema
 from ..protocol.requests import Response
 from . import throttling
-from .admin_common import ZERO_UUID, admin, audit_denied, caller, dynamic_broker_layers, forwarded_wait_s, timeout_ms
+from .admin_common import (ZERO_UUID, active_controller, audit_denied, caller, dynamic_broker_layers, forwarded_wait_s,
+                           timeout_ms)
 
 if TYPE_CHECKING:
     from ..protocol.requests import CreateTopicsRequest
@@ -25,7 +26,7 @@ AUTHORIZATION_FAILED = "Authorization failed."
 
 
 async def handle(ctx: RequestContext, request: "CreateTopicsRequest") -> Response:
-    controller = admin(ctx)
+    controller = active_controller(ctx)
     if controller is None:
         results = [_result(t.name, ErrorCode.not_controller, None) for t in request.topics]
     else:

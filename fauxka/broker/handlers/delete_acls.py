@@ -8,7 +8,7 @@ from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import RequestParseError, response_schema
 from ..protocol.requests import Response
-from .admin_common import acl_authorizer, admin, audit_denied, caller, not_authorized_message
+from .admin_common import acl_authorizer, active_controller, audit_denied, caller, not_authorized_message
 
 if TYPE_CHECKING:
     from ..protocol.requests import DeleteAclsRequest
@@ -37,7 +37,7 @@ async def handle(ctx: RequestContext, request: "DeleteAclsRequest") -> Response:
                          ErrorCode.cluster_authorization_failed, message)
     elif authorizer is None:
         results = [_result(ErrorCode.security_disabled, NO_AUTHORIZER, ()) for _ in filters]
-    elif (controller := admin(ctx)) is None:
+    elif (controller := active_controller(ctx)) is None:
         results = [_result(ErrorCode.not_controller, None, ()) for _ in filters]
     else:
         found = await controller.acls.delete(authorizer.cache, filters, caller(ctx))

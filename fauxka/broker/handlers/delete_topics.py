@@ -9,7 +9,7 @@ from ..protocol.build import build
 from ..protocol.codec import response_schema
 from ..protocol.requests import Response
 from . import throttling
-from .admin_common import ZERO_UUID, admin, audit_denied, caller, forwarded_wait_s, timeout_ms
+from .admin_common import ZERO_UUID, active_controller, audit_denied, caller, forwarded_wait_s, timeout_ms
 
 if TYPE_CHECKING:
     from ..protocol.requests import DeleteTopicsRequest
@@ -34,7 +34,7 @@ def _requested(ctx: RequestContext, request) -> list[tuple[str | None, object]]:
 
 async def handle(ctx: RequestContext, request: "DeleteTopicsRequest") -> Response:
     requested = _requested(ctx, request)
-    controller = admin(ctx)
+    controller = active_controller(ctx)
     if controller is None:
         results = [_result(name, tid, ErrorCode.not_controller) for name, tid in requested]
     elif not ctx.config["delete.topic.enable"]:

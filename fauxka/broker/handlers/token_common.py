@@ -8,7 +8,7 @@ from fauxka.model.errors import ErrorCode
 from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
-from .admin_common import admin, caller
+from .admin_common import active_controller, caller
 
 
 def allow_token_requests(ctx: RequestContext) -> bool:
@@ -38,7 +38,7 @@ def expiry_response(key: int, version: int, code: int, expiry: int = delegation_
 
 async def change_expiry(ctx: RequestContext, request, key: int, expire: bool, period) -> object:
     """Renew or (expire) Expire, through the controller's TokenWrites, with the request's period."""
-    controller = admin(ctx)
+    controller = active_controller(ctx)
     if controller is None:
         return expiry_response(key, ctx.version, ErrorCode.not_controller)
     settings = delegation_tokens.settings(ctx.config)

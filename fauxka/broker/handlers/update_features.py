@@ -16,7 +16,7 @@ from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
 from ..protocol.requests import Response
-from .admin_common import admin, timeout_ms
+from .admin_common import active_controller, timeout_ms
 from .error_responses import MESSAGES, NOT_CONTROLLER
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ UNAUTHORIZED = "Cluster authorization failed."
 async def handle(ctx: RequestContext, request: "UpdateFeaturesRequest") -> Response:
     if not ctx.authorized("ALTER", "CLUSTER", "kafka-cluster"):
         return _response(ctx.version, ErrorCode.cluster_authorization_failed, UNAUTHORIZED, {})
-    if admin(ctx) is None:
+    if active_controller(ctx) is None:
         return _response(ctx.version, ErrorCode.not_controller, NOT_CONTROLLER, {})
     first: dict[str, tuple[str, int, int]] = {}  # a feature named twice: its first entry, twice (find(name))
     updates = []
