@@ -24,10 +24,9 @@ from fauxka.controller.reassignment import Reassignments
 from fauxka.controller.scram import ScramWrites
 from fauxka.controller.tokens import TokenWrites
 from fauxka.controller.write_waits import WriteWaits
-from fauxka.coordinator.group.runtime import GROUP_METADATA_TOPIC
-from fauxka.coordinator.txn.runtime import TRANSACTION_STATE_TOPIC
 from fauxka.model import delegation_tokens, features
 from fauxka.model.errors import KafkaError
+from fauxka.model.topic_names import GROUP_METADATA_TOPIC, TRANSACTION_STATE_TOPIC
 from fauxka.zkstore import MultiFailed, NodeExists, Op, SessionState, ZkStore, ZkUnavailable
 from fauxka.zkstore import paths as zp
 from fauxka.zkstore.config_entities import EntityConfigReader
@@ -42,10 +41,8 @@ from .auto_create import AutoTopicCreator
 from .cache_purgatory import CachePurgatory
 from .controller_channel import ControllerChannel
 from .controller_channel_manager import ControllerChannelManager
-from .coordination.group_role import GroupRole
+from .coordination.coordinators import Coordinators
 from .coordination.producer_ids import ProducerIdManager
-from .coordination.txn_markers import MarkerSender, MarkerWriter
-from .coordination.txn_role import TxnRole
 from .controller_link import ControllerLink
 from .forwarding import ForwardingManager
 from .config import BrokerConfig
@@ -106,24 +103,22 @@ class Broker:
         # partition logs, leader and follower roles (a log failed by a `storage` fault is not fetched)
         self.replicas = ReplicaManager(config, self.cache, self.admin.broker_layers, self.inter_broker,
                                        self.controller_channel, self.metrics.registry, log, self.faults.failed_logs)
-        # the coordinator roles (fauxka/broker/coordination/), siblings: groups while we lead __consumer_offsets
-        # partitions, transactions while we lead __transaction_state ones
+        # the coordinators (fauxka/broker/coordination/): groups while we lead __consumer_offsets partitions,
+        # transactions while we lead __transaction_state ones, one runtime each over one partition writer
         self.producer_ids = ProducerIdManager(self.controller_channel, log)  # in blocks from the controller
-        self.group_role = GroupRole(config, self.cache, self.replicas, self.metrics.registry, log)
-        self.marker_writer = MarkerWriter(self.replicas, self.group_role.txn_marker_written)
-        markers = MarkerSender(self.marker_writer, self.cache, self.broker_id, self.inter_broker.connect,
-                               config["request.timeout.ms"], log)
-        self.txn_role = TxnRole(config, self.cache, self.replicas, self.producer_ids, markers, self.metrics.registry, log)
+        self.coordinators = Coordinators(config, self.cache, self.replicas, self.producer_ids, self.inter_broker.connect,
+                                         self.metrics.registry, log)
         # Metadata's and FindCoordinator's topics created on first need; the internal ones as their coordinators say
         self.auto_create = AutoTopicCreator(config, self.admin, self.forwarding, {
-            GROUP_METADATA_TOPIC: self.group_role.topic_spec,
-            TRANSACTION_STATE_TOPIC: self.txn_role.topic_spec}, log)
+            GROUP_METADATA_TOPIC: self.coordinators.offsets_topic_spec,
+            TRANSACTION_STATE_TOPIC: self.coordinators.transaction_topic_spec}, log)
         # what a request may use: the server hands it to every request's context (fauxka/broker/context.py)
         self.services = Services(
             broker_id=self.broker_id, config=config, cache=self.cache, metrics=self.metrics,
             entity_configs=EntityConfigReader(self.zk), v0_offsets=ZkConsumerOffsets(self.zk),
             authorizer=self.authorizer, tokens=self.tokens, quotas=self.quotas, replicas=self.replicas,
-            groups=self.group_role, transactions=self.txn_role, marker_writer=self.marker_writer,
+            groups=self.coordinators.groups, transactions=self.coordinators.transactions,
+            partition_writer=self.coordinators.writer,
             producer_ids=self.producer_ids, controller=self.controller, auto_create=self.auto_create,
             forwarding=self.forwarding, faults=self.faults, bound=[])
         self.server = Server(self.services, log)
@@ -158,8 +153,7 @@ class Broker:
         await self.cache.wait_synced(timeout_s)
         self.replicas.load()
         self.replicas.start()
-        self.group_role.start()
-        self.txn_role.start()
+        self.coordinators.start()
         await register(self.zk, self._registration())
         self.election.start()
         if self.audit_publisher is not None:
@@ -286,8 +280,7 @@ class Broker:
         await self.election.stop()
         await self.server.stop()
         await self.faults.stop()
-        await self.txn_role.stop()
-        await self.group_role.stop()
+        await self.coordinators.stop()
         await self.replicas.stop()
         await self.auto_create.stop()
         await self.forwarding.stop()

@@ -20,6 +20,8 @@ from .protocol.codec import Request
 
 if TYPE_CHECKING:
     from fauxka.controller.areas import ControllerAreas
+    from fauxka.coordinator.group.coordinator import GroupCoordinator
+    from fauxka.coordinator.txn.coordinator import TransactionCoordinator
     from fauxka.zkstore.config_entities import EntityConfigReader
     from fauxka.zkstore.consumer_offsets import ZkConsumerOffsets
 
@@ -27,10 +29,8 @@ if TYPE_CHECKING:
     from .auth.token_cache import TokenCache
     from .config import BrokerConfig, Endpoint
     from .connection import Connection
-    from .coordination.group_role import GroupRole
     from .coordination.producer_ids import ProducerIdManager
-    from .coordination.txn_markers import MarkerWriter
-    from .coordination.txn_role import TxnRole
+    from .coordination.replica_writer import ReplicaPartitionWriter
     from .metadata_cache import MetadataCache
     from .metrics import BrokerMetrics
     from .quotas import Quotas
@@ -80,9 +80,9 @@ class Services:
     tokens: "TokenCache"  # delegation tokens
     quotas: "Quotas"
     replicas: "ReplicaManager"  # the partitions this broker holds: appends, fetches, offsets
-    groups: "GroupRole"  # the group coordinator role (fauxka/broker/coordination/group_role.py)
-    transactions: "TxnRole"  # the transaction coordinator role (fauxka/broker/coordination/txn_role.py)
-    marker_writer: "MarkerWriter"  # the leader's side of WriteTxnMarkers
+    groups: "GroupCoordinator"  # the groups of the __consumer_offsets partitions we lead
+    transactions: "TransactionCoordinator"  # the transactional ids of the __transaction_state partitions we lead
+    partition_writer: "ReplicaPartitionWriter"  # the coordinators' appends; the leader's side of WriteTxnMarkers
     producer_ids: "ProducerIdManager"
     controller: "ControllerAreas"  # the controller's areas: topics, configs, ACLs, ... (active only on the controller)
     auto_create: TopicCreator

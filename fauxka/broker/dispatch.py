@@ -89,7 +89,7 @@ def refuse_for_role(ctx: RequestContext, api: Api, handler: Handler) -> Response
       `controllerMutationQuota` / ZkSupport.requireZkOrThrow checks). A forwardable api got here
       only inside an envelope or on the controller: its handler answers NOT_CONTROLLER per
       resource, after authorisation, as Kafka's ZkAdminManager does, so it passes.
-    - GROUP_COORDINATOR / TXN_COORDINATOR: NOT_COORDINATOR when the role (`ctx.groups`,
+    - GROUP_COORDINATOR / TXN_COORDINATOR: NOT_COORDINATOR when the coordinator (`ctx.groups`,
       `ctx.transactions`) does not own the handler module's `coordinator_key(request)` (Kafka's
       GroupCoordinator.isCoordinatorForGroup / TransactionCoordinator's check).
     - LEADER: nothing here; leadership is per partition, so the handler answers

@@ -1,6 +1,7 @@
-"""The coordinator roles, socket-free: what a broker does while it leads a __consumer_offsets
-partition (group/) or a __transaction_state one (txn/).
+"""The coordinators, socket-free: what a broker does while it leads a __consumer_offsets partition
+(group/) or a __transaction_state one (txn/).
 
-Each has a runtime (group/runtime.py, txn/runtime.py) that loads a partition by replaying its log
-and unloads it on losing leadership, through loads.py, over the data plane's partition_host.py.
+Both stand on one coordinator runtime (runtime.py, one instance per internal topic) that loads a
+partition by replaying its log, unloads it on losing leadership, owns the coordinator's tasks and
+appends its records (batches.py) through the data plane's one partition writer (partition_writer.py).
 """

@@ -1,4 +1,4 @@
-"""The coordination roles this broker holds, wired to the data plane: group_role.py (the group
-coordinator while it leads __consumer_offsets partitions) and txn_role.py (the transaction
-coordinator while it leads __transaction_state ones), side by side; replica_host.py (the replica
-manager as the coordinators' PartitionHost), txn_markers.py, producer_ids.py and their metrics."""
+"""The coordinators this broker runs, wired to the data plane: coordinators.py builds the group and
+the transaction coordinator over one coordinator runtime each and one partition writer
+(replica_writer.py, over the replica manager) under both; leadership.py loads and unloads their
+partitions, txn_markers.py sends the markers, producer_ids.py hands out producer ids; their metrics."""

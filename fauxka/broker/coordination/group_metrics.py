@@ -15,10 +15,10 @@ from prometheus_client import Counter
 from prometheus_client.core import GaugeMetricFamily
 
 from fauxka.coordinator.group.coordinator import GroupCoordinator
-from fauxka.coordinator.loads import PartitionLoads
+from fauxka.coordinator.runtime import CoordinatorRuntime
 
 from ..kafka_exposition import gauge, load_times
-from .replica_host import ReplicaHost
+from .replica_writer import ReplicaPartitionWriter
 
 _MANAGER = "kafka_coordinator_group_groupmetadatamanager"
 _STATES = ("Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead")
@@ -43,10 +43,10 @@ class GroupCounters:
 class GroupMetrics:
     """The gauges, read from the groups and their partitions when scraped."""
 
-    def __init__(self, registry, groups: GroupCoordinator, loads: PartitionLoads, host: ReplicaHost):
+    def __init__(self, registry, groups: GroupCoordinator, runtime: CoordinatorRuntime, writer: ReplicaPartitionWriter):
         self._groups = groups
-        self._loads = loads
-        self._host = host
+        self._loads = runtime  # its partitions and load times
+        self._writer = writer
         registry.register(self)
 
     def describe(self):
@@ -70,7 +70,7 @@ class GroupMetrics:
             offsets_of = dict(g.offsets)
             total += len(offsets_of)
             for (topic, index), committed in offsets_of.items():
-                high_watermark = self._host.high_watermark(topic, index)
+                high_watermark = self._writer.high_watermark(topic, index)
                 if high_watermark is not None:
                     lag.add_metric([g.group_id, topic, str(index)], max(high_watermark - committed.offset, 0))
         yield members

@@ -1,4 +1,4 @@
-"""How a coordinator role follows its internal topic's leadership (Kafka's onElection /
+"""How a coordinator runtime follows its internal topic's leadership (Kafka's onElection /
 onResignation in ZooKeeper mode): the metadata cache's ("partition", topic, p) events, applied
 by the replica manager first (it subscribed earlier), have the runtime load p where this broker
 leads it and unload it elsewhere; a ("topic", topic) event (created, grown, deleted) checks every
@@ -6,14 +6,16 @@ partition again, as does the replica manager's word that it made replicas it had
 bulk of new replicas is made in the background: replication/creation_pacer.py). The runtime's
 partition count follows the topic's assignment."""
 
+from fauxka.coordinator.runtime import CoordinatorRuntime
+
 from ..metadata_cache import MetadataCache
 from ..replication.replica_manager import ReplicaManager
 
 
 class TopicLeadership:
-    def __init__(self, topic: str, cache: MetadataCache, replicas: ReplicaManager, runtime):
-        """`runtime`: a coordinator runtime (GroupRuntime, TxnRuntime): its `became_leader`,
-        `lost_leadership`, `partitions` and `num_partitions`."""
+    def __init__(self, topic: str, cache: MetadataCache, replicas: ReplicaManager, runtime: CoordinatorRuntime):
+        """`runtime`: the coordinator runtime of `topic`: its `became_leader`, `lost_leadership`,
+        `partitions` and `num_partitions`."""
         self._topic = topic
         self._cache = cache
         self._replicas = replicas

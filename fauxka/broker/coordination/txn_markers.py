@@ -1,29 +1,26 @@
-"""Transaction markers: the coordinator's sender (Kafka's TransactionMarkerChannelManager) and the
-partition leader's writer (ReplicaManager.appendRecords with origin COORDINATOR, then the group
-coordinator's scheduleHandleTxnCompletion for __consumer_offsets partitions).
+"""Transaction markers, the coordinator's sender (Kafka's TransactionMarkerChannelManager): the
+transaction coordinator's TxnMarkerChannel (fauxka/coordinator/txn/coordinator.py).
 
-`MarkerSender.send(pid, epoch, commit, coordinator_epoch, partitions)` returns once every partition
-has its COMMIT/ABORT control batch: partitions are grouped by their current leader (metadata
-cache), this broker's own are written directly, the others get WriteTxnMarkers v1 over an
+`MarkerSender.send_markers(pid, epoch, commit, coordinator_epoch, partitions)` returns once every
+partition has its COMMIT/ABORT control batch: partitions are grouped by their current leader
+(metadata cache), this broker's own are written directly by the partition writer
+(replica_writer.py, as the leader's WriteTxnMarkers), the others get WriteTxnMarkers v1 over an
 inter-broker connection (`dial`); whatever failed (a leader change, an unreachable broker) is
 retried with the leader looked up again, until it succeeds or the topic is gone. The caller's task
 owns the loop (cancelled when the coordinator unloads).
 """
 
 import asyncio
-import time
 from typing import Awaitable, Callable
 
-from fauxka.coordinator.group.runtime import GROUP_METADATA_TOPIC
 from fauxka.model.errors import ErrorCode
-from fauxka.storage.records import build_control_batch
 
 from ..inter_broker import InterBrokerConnectError
 from ..metadata_cache import MetadataCache
 from ..protocol.build import build
 from ..protocol.framing import FrameError
 from ..protocol.codec import RequestParseError, request_schema
-from ..replication.replica_manager import ReplicaManager
+from .replica_writer import ReplicaPartitionWriter
 
 TopicPartition = tuple[str, int]
 _VERSION = 1
@@ -31,28 +28,8 @@ _RETRY_S = 0.1
 CLIENT_ID_PREFIX = "fauxka-txn-markers-"
 
 
-class MarkerWriter:
-    """The leader's side of WriteTxnMarkers (the Broker's `marker_writer`): one control batch per
-    partition, acks=all; a marker written to __consumer_offsets completes the producer's pending
-    transactional offsets (`offsets_marker_written(producer_id, commit, partition)`)."""
-
-    def __init__(self, replicas: ReplicaManager, offsets_marker_written: Callable[[int, bool, int], None]):
-        self._replicas = replicas
-        self._offsets_marker_written = offsets_marker_written
-
-    async def write(self, producer_id: int, epoch: int, commit: bool, coordinator_epoch: int,
-                    partitions: list[TopicPartition], timeout_ms: int) -> dict[TopicPartition, ErrorCode]:
-        batch = bytes(build_control_batch(producer_id, epoch, commit, coordinator_epoch, int(time.time() * 1000)))
-        results = {tp: r.error for tp, r in (await self._replicas.append_records(
-            dict.fromkeys(partitions, batch), -1, timeout_ms, origin="coordinator")).items()}
-        for (topic, index), code in results.items():
-            if topic == GROUP_METADATA_TOPIC and code == ErrorCode.none:
-                self._offsets_marker_written(producer_id, commit, index)
-        return results
-
-
 class MarkerSender:
-    def __init__(self, writer: MarkerWriter, cache: MetadataCache, broker_id: int,
+    def __init__(self, writer: ReplicaPartitionWriter, cache: MetadataCache, broker_id: int,
                  dial: Callable[[int, float, str], Awaitable], timeout_ms: int, log):
         """`dial(broker_id, timeout_s, client_id)`: a pipelined connection to that broker's
         inter-broker listener (fauxka/broker/inter_broker.py's connect)."""
@@ -64,7 +41,7 @@ class MarkerSender:
         self._channels: dict[int, object] = {}
         self._log = log.bind(component="txn-markers")
 
-    async def send(self, producer_id: int, epoch: int, commit: bool, coordinator_epoch: int,
+    async def send_markers(self, producer_id: int, epoch: int, commit: bool, coordinator_epoch: int,
                    partitions: set[TopicPartition]) -> None:
         remaining = set(partitions)
         while remaining:
@@ -86,7 +63,7 @@ class MarkerSender:
     async def _to_leader(self, leader: int, tps: list[TopicPartition], producer_id: int, epoch: int, commit: bool,
                          coordinator_epoch: int) -> set[TopicPartition]:
         if leader == self._broker_id:
-            results = await self._writer.write(producer_id, epoch, commit, coordinator_epoch, tps, self._timeout_ms)
+            results = await self._writer.write_markers(producer_id, epoch, commit, coordinator_epoch, tps, self._timeout_ms)
             return {tp for tp, code in results.items() if code == ErrorCode.none}
         topics: dict[str, list[int]] = {}
         for topic, index in tps:

@@ -12,7 +12,7 @@ import time
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, SummaryMetricFamily
 
-from fauxka.coordinator.loads import PartitionLoads
+from fauxka.coordinator.runtime import CoordinatorRuntime
 from fauxka.coordinator.txn.coordinator import TransactionCoordinator
 from fauxka.coordinator.txn.state import TxnState
 
@@ -22,9 +22,9 @@ LOAD_WINDOW_S = 30
 
 
 class TxnMetrics:
-    def __init__(self, registry, txns: TransactionCoordinator, loads: PartitionLoads):
+    def __init__(self, registry, txns: TransactionCoordinator, runtime: CoordinatorRuntime):
         self._txns = txns
-        self._loads = loads
+        self._loads = runtime  # its partitions and load times
         registry.register(self)
 
     def describe(self):

@@ -7,14 +7,14 @@ Authorization: WRITE on the TransactionalId, READ on the Group (GROUP_AUTHORIZAT
 
 from typing import TYPE_CHECKING
 
-from fauxka.coordinator.group.runtime import GROUP_METADATA_TOPIC
 from fauxka.model.errors import ErrorCode
+from fauxka.model.topic_names import GROUP_METADATA_TOPIC
 
 from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
 from ..protocol.requests import Response
-from .txn_common import fenced, transactional_id_key, txn_error, txns
+from .txn_common import fenced, transactional_id_key, txn_error
 
 if TYPE_CHECKING:
     from ..protocol.requests import AddOffsetsToTxnRequest
@@ -33,8 +33,8 @@ async def handle(ctx: RequestContext, request: "AddOffsetsToTxnRequest") -> Resp
         error = ErrorCode.group_authorization_failed
     if error is None:
         partition = ctx.groups.partition_of(request.group_id)
-        error = await txns(ctx).add_partitions(request.transactional_id, request.producer_id,
-                                               request.producer_epoch, {(GROUP_METADATA_TOPIC, partition)})
+        error = await ctx.transactions.add_partitions(request.transactional_id, request.producer_id,
+                                                      request.producer_epoch, {(GROUP_METADATA_TOPIC, partition)})
     return _answer(ctx.version, error)
 
 

@@ -17,7 +17,7 @@ from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
 from ..protocol.requests import Response
-from .txn_common import fenced, txn_error, txns
+from .txn_common import fenced, txn_error
 
 if TYPE_CHECKING:
     from ..protocol.requests import AddPartitionsToTxnRequest
@@ -54,9 +54,9 @@ async def _one(ctx: RequestContext, transactional_id: str, producer_id: int, epo
             failed[tp] = ErrorCode.unknown_topic_or_partition
     if failed:
         return {tp: failed.get(tp, ErrorCode.operation_not_attempted) for tp in wanted}
-    coordinator = txns(ctx)
+    coordinator = ctx.transactions
     if verify_only:
-        meta = coordinator.txns.get(transactional_id)
+        meta = coordinator.metadata(transactional_id)
         ok = meta is not None and meta.producer_id == producer_id and meta.producer_epoch == epoch
         return {tp: ErrorCode.none if ok and tp in meta.partitions else ErrorCode.invalid_txn_state for tp in wanted}
     code = await coordinator.add_partitions(transactional_id, producer_id, epoch, set(wanted))

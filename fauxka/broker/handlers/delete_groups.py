@@ -12,7 +12,7 @@ from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
 from ..protocol.requests import Response
-from .group_common import group_error, groups
+from .group_common import group_error
 
 if TYPE_CHECKING:
     from ..protocol.requests import DeleteGroupsRequest
@@ -30,7 +30,7 @@ async def handle(ctx: RequestContext, request: "DeleteGroupsRequest") -> Respons
         else:
             deletable.append(group_id)
     if deletable:
-        results.update(await groups(ctx).delete_groups(deletable))
+        results.update(await ctx.groups.delete_groups(deletable))
     return build(response_schema(_KEY, ctx.version), {
         "throttle_time": 0, "results": [{"group_id": g, "error_code": results[g]} for g in request.groups_names]})
 

@@ -12,7 +12,7 @@ from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import RequestParseError, response_schema
 from ..protocol.requests import Response
-from .group_common import coordinator_error, groups
+from .group_common import coordinator_error
 
 if TYPE_CHECKING:
     from ..protocol.requests import DescribeGroupsRequest
@@ -38,7 +38,7 @@ async def handle(ctx: RequestContext, request: "DescribeGroupsRequest") -> Respo
         if error is not None:
             answers.append(_empty(group_id, error))
             continue
-        d = groups(ctx).describe(group_id)
+        d = ctx.groups.describe(group_id)
         ops = (ctx.authorized_operations("GROUP", group_id)
                if ctx.version >= 3 and request.include_authorized_operations else _OMITTED)
         answers.append({

@@ -18,7 +18,6 @@ from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
 from ..protocol.requests import Response
-from .txn_common import txns
 
 if TYPE_CHECKING:
     from ..protocol.requests import DescribeTransactionsRequest
@@ -46,7 +45,7 @@ def _describe(ctx: RequestContext, transactional_id: str) -> dict:
     code = ctx.transactions.status(transactional_id)
     if code != ErrorCode.none:
         return _none(transactional_id, code)
-    meta = txns(ctx).txns.get(transactional_id)
+    meta = ctx.transactions.metadata(transactional_id)
     if meta is None:
         return _none(transactional_id, ErrorCode.transactional_id_not_found)
     return {"error_code": ErrorCode.none, "transactional_id": transactional_id,

@@ -11,9 +11,12 @@ from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
 from ..protocol.requests import Response
-from .txn_common import fenced, transactional_id_key, txn_error, txns
+from .txn_common import fenced, transactional_id_key, txn_error
 
 if TYPE_CHECKING:
+    # what `ctx.transactions` is (context.py), named here so the call below can be followed from this file
+    from fauxka.coordinator.txn.coordinator import TransactionCoordinator  # noqa: F401
+
     from ..protocol.requests import EndTxnRequest
 
 _KEY = 26
@@ -27,8 +30,8 @@ def _answer(version: int, code) -> object:
 async def handle(ctx: RequestContext, request: "EndTxnRequest") -> Response:
     error = txn_error(ctx, request.transactional_id)
     if error is None:
-        error = await txns(ctx).end_txn(request.transactional_id, request.producer_id, request.producer_epoch,
-                                        request.committed)
+        error = await ctx.transactions.end_txn(request.transactional_id, request.producer_id, request.producer_epoch,
+                                               request.committed)
     return _answer(ctx.version, error)
 
 

@@ -13,9 +13,8 @@ __transaction_state (transaction.state.log.*) the same way. Authorization: DESCR
 from typing import TYPE_CHECKING
 
 from fauxka.coordinator.group.partitioner import partition_for
-from fauxka.coordinator.group.runtime import GROUP_METADATA_TOPIC
-from fauxka.coordinator.txn.runtime import TRANSACTION_STATE_TOPIC
 from fauxka.model.errors import ErrorCode
+from fauxka.model.topic_names import GROUP_METADATA_TOPIC, TRANSACTION_STATE_TOPIC
 
 from ..context import RequestContext
 from ..protocol.build import build
@@ -50,8 +49,7 @@ def _find(ctx: RequestContext, key: str, key_type: int) -> dict:
     topic = GROUP_METADATA_TOPIC if key_type == GROUP else TRANSACTION_STATE_TOPIC
     assignment = cache.topics.get(topic)
     if assignment is None or not assignment.partitions:
-        spec = ctx.groups.topic_spec() if key_type == GROUP else ctx.transactions.topic_spec()
-        ctx.auto_create.request([topic], ctx, spec)
+        ctx.auto_create.request([topic], ctx)  # with the internal topic's own spec (fauxka/broker/auto_create.py)
         return {**none, "error_code": ErrorCode.coordinator_not_available}
     partition = partition_for(key, len(assignment.partitions))
     state = cache.partition_states.get((topic, partition))

@@ -2,7 +2,6 @@
 (GroupCoordinator.validateGroupStatus: INVALID_GROUP_ID, NOT_COORDINATOR,
 COORDINATOR_LOAD_IN_PROGRESS) and the group's ACL check (GROUP_AUTHORIZATION_FAILED)."""
 
-from fauxka.coordinator.group.coordinator import GroupCoordinator
 from fauxka.model.errors import ErrorCode
 
 from ..context import RequestContext
@@ -27,11 +26,6 @@ def coordinator_error(ctx: RequestContext, group_id: str) -> ErrorCode | None:
         return ErrorCode.invalid_group_id
     code = ctx.groups.status(group_id)
     return None if code == ErrorCode.none else code
-
-
-def groups(ctx: RequestContext) -> GroupCoordinator:
-    """The broker's GroupCoordinator."""
-    return ctx.groups.groups
 
 
 def offsets_to_commit(ctx: RequestContext, topics, to_request) -> tuple[dict, dict]:

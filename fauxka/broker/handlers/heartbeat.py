@@ -10,7 +10,7 @@ from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
 from ..protocol.requests import Response
-from .group_common import group_error, group_id_key, groups
+from .group_common import group_error, group_id_key
 
 if TYPE_CHECKING:
     from ..protocol.requests import HeartbeatRequest
@@ -22,8 +22,8 @@ coordinator_key = group_id_key
 async def handle(ctx: RequestContext, request: "HeartbeatRequest") -> Response:
     error = group_error(ctx, request.group_id)
     if error is None:
-        error = groups(ctx).heartbeat(request.group_id, request.member_id,
-                                      request.group_instance_id if ctx.version >= 3 else None, request.generation_id)
+        error = ctx.groups.heartbeat(request.group_id, request.member_id,
+                                     request.group_instance_id if ctx.version >= 3 else None, request.generation_id)
     return build(response_schema(_KEY, ctx.version), {"throttle_time": 0, "error_code": error})
 
 

@@ -19,7 +19,7 @@ from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
 from ..protocol.requests import Response
-from .txn_common import fenced, txn_error, txns
+from .txn_common import fenced, txn_error
 
 if TYPE_CHECKING:
     from ..protocol.requests import InitProducerIdRequest
@@ -38,7 +38,7 @@ async def handle(ctx: RequestContext, request: "InitProducerIdRequest") -> Respo
         error = txn_error(ctx, request.transactional_id) or ErrorCode.none
         if error == ErrorCode.none:
             v3 = ctx.version >= 3
-            error, producer_id, epoch = await txns(ctx).init_producer_id(
+            error, producer_id, epoch = await ctx.transactions.init_producer_id(
                 request.transactional_id, int(request.transaction_timeout.total_seconds() * 1000),
                 request.producer_id if v3 else -1, request.producer_epoch if v3 else -1)
             error = fenced(error, ctx.version, 4)

@@ -15,7 +15,7 @@ from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
 from ..protocol.requests import Response
-from .group_common import group_error, group_id_key, groups
+from .group_common import group_error, group_id_key
 
 if TYPE_CHECKING:
     from ..protocol.requests import JoinGroupRequest
@@ -42,7 +42,7 @@ async def handle(ctx: RequestContext, request: "JoinGroupRequest") -> Response:
     instance_id = request.group_instance_id if version >= 5 else None
     rebalance_ms = int(request.rebalance_timeout.total_seconds() * 1000) if version >= 1 else -1
     session_ms = int(request.session_timeout.total_seconds() * 1000)
-    result = await groups(ctx).join(
+    result = await ctx.groups.join(
         request.group_id, request.member_id, instance_id, ctx.request.client_id or "", f"/{ctx.client_host}",
         session_ms, rebalance_ms, request.protocol_type, [(p.name, p.metadata) for p in request.protocols],
         require_known_member_id=version >= 4, supports_skip_assignment=version >= 9)

@@ -13,7 +13,7 @@ from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
 from ..protocol.requests import Response
-from .group_common import group_error, group_id_key, groups
+from .group_common import group_error, group_id_key
 
 if TYPE_CHECKING:
     from ..protocol.requests import LeaveGroupRequest
@@ -34,7 +34,7 @@ async def handle(ctx: RequestContext, request: "LeaveGroupRequest") -> Response:
     error = group_error(ctx, request.group_id)
     if error is not None:
         return _answer(version, error, members, [])
-    top, errors = groups(ctx).leave(request.group_id, members)
+    top, errors = ctx.groups.leave(request.group_id, members)
     return _answer(version, top, members, errors)
 
 

@@ -16,7 +16,6 @@ from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
 from ..protocol.requests import Response
-from .group_common import groups
 
 if TYPE_CHECKING:
     from ..protocol.requests import ListGroupsRequest
@@ -29,7 +28,7 @@ async def handle(ctx: RequestContext, request: "ListGroupsRequest") -> Response:
     version = ctx.version
     states = set(request.states_filter) if version >= 4 and request.states_filter else None
     error = ErrorCode.coordinator_load_in_progress if ctx.groups.loading() else ErrorCode.none
-    listed = groups(ctx).list_groups(states)
+    listed = ctx.groups.list_groups(states)
     types = request.types_filter if version >= 5 else None
     if types and not any(t.lower() == CLASSIC for t in types):
         listed = []

@@ -15,7 +15,6 @@ from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
 from ..protocol.requests import Response
-from .txn_common import txns
 
 if TYPE_CHECKING:
     from ..protocol.requests import ListTransactionsRequest
@@ -30,7 +29,7 @@ async def handle(ctx: RequestContext, request: "ListTransactionsRequest") -> Res
     unknown = [name for name in request.state_filters if TxnState.from_display(name) is None]
     pids = set(request.producer_id_filters)
     listed = []
-    for transactional_id, meta in sorted(txns(ctx).txns.items()):
+    for transactional_id, meta in ctx.transactions.list_transactions():
         if (request.state_filters and meta.state not in states) or (pids and meta.producer_id not in pids):
             continue
         if not ctx.authorized("DESCRIBE", "TRANSACTIONAL_ID", transactional_id, log_if_denied=False):

@@ -24,7 +24,7 @@ from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
 from ..protocol.requests import Response
-from .group_common import group_error, group_id_key, groups, offsets_to_commit
+from .group_common import group_error, group_id_key, offsets_to_commit
 
 if TYPE_CHECKING:
     from ..protocol.requests import OffsetCommitRequest
@@ -80,7 +80,7 @@ async def handle(ctx: RequestContext, request: "OffsetCommitRequest") -> Respons
             except KafkaError as exc:  # Kafka: Errors.forException(e), an unexpected one
                 results[tp] = exc.code
     elif wanted:
-        results.update(await groups(ctx).commit_offsets(
+        results.update(await ctx.groups.commit_offsets(
             request.group_id, request.member_id, request.group_instance_id if version >= 7 else None,
             request.generation_id_or_member_epoch, wanted))
     return _answer(version, results, order)

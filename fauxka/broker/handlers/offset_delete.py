@@ -13,7 +13,7 @@ from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
 from ..protocol.requests import Response
-from .group_common import group_error, group_id_key, groups
+from .group_common import group_error, group_id_key
 
 if TYPE_CHECKING:
     from ..protocol.requests import OffsetDeleteRequest
@@ -45,7 +45,7 @@ async def handle(ctx: RequestContext, request: "OffsetDeleteRequest") -> Respons
                 wanted.append((topic.name, p.partition_index))
             else:
                 results[(topic.name, p.partition_index)] = ErrorCode.topic_authorization_failed
-    top, per = await groups(ctx).delete_offsets(request.group_id, wanted)
+    top, per = await ctx.groups.delete_offsets(request.group_id, wanted)
     if top != ErrorCode.none:
         return _answer(top, {}, order)
     results.update(per)

@@ -22,7 +22,7 @@ from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
 from ..protocol.requests import Response
-from .group_common import group_error, groups
+from .group_common import group_error
 
 if TYPE_CHECKING:
     from ..protocol.requests import OffsetFetchRequest
@@ -40,8 +40,8 @@ def _fetch(ctx: RequestContext, group_id: str, topics, require_stable: bool = Fa
     if error is not None:
         return error, []
     asked = None if topics is None else [(t.name, p) for t in topics for p in t.partition_indexes]
-    committed = groups(ctx).fetch_offsets(group_id, asked)
-    unstable = groups(ctx).unstable_partitions(group_id) if require_stable else set()
+    committed = ctx.groups.fetch_offsets(group_id, asked)
+    unstable = ctx.groups.unstable_partitions(group_id) if require_stable else set()
     out: dict[str, list] = {}
     allowed: dict[str, bool] = {}
     for (topic, partition), c in committed.items():

@@ -12,7 +12,7 @@ from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
 from ..protocol.requests import Response
-from .group_common import group_error, group_id_key, groups
+from .group_common import group_error, group_id_key
 
 if TYPE_CHECKING:
     from ..protocol.requests import SyncGroupRequest
@@ -31,7 +31,7 @@ async def handle(ctx: RequestContext, request: "SyncGroupRequest") -> Response:
     error = group_error(ctx, request.group_id)
     if error is not None:
         return _response(version, error)
-    result = await groups(ctx).sync(
+    result = await ctx.groups.sync(
         request.group_id, request.generation_id, request.member_id,
         request.group_instance_id if version >= 3 else None,
         request.protocol_type if version >= 5 else None, request.protocol_name if version >= 5 else None,

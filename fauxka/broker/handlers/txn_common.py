@@ -3,7 +3,6 @@ answers NOT_COORDINATOR), WRITE on the TransactionalId (TRANSACTIONAL_ID_AUTHORI
 the coordinator's load status (COORDINATOR_LOAD_IN_PROGRESS), and Kafka's translation of
 PRODUCER_FENCED to INVALID_PRODUCER_EPOCH for clients older than KIP-588."""
 
-from fauxka.coordinator.txn.coordinator import TransactionCoordinator
 from fauxka.model.errors import ErrorCode
 
 from ..context import RequestContext
@@ -19,11 +18,6 @@ def txn_error(ctx: RequestContext, transactional_id: str) -> ErrorCode | None:
         return ErrorCode.transactional_id_authorization_failed
     code = ctx.transactions.status(transactional_id)
     return None if code == ErrorCode.none else code
-
-
-def txns(ctx: RequestContext) -> TransactionCoordinator:
-    """The broker's TransactionCoordinator."""
-    return ctx.transactions.txns
 
 
 def fenced(code: ErrorCode, version: int, first_version_with_fenced: int) -> ErrorCode:

@@ -17,7 +17,7 @@ from ..context import RequestContext
 from ..protocol.build import build
 from ..protocol.codec import response_schema
 from ..protocol.requests import Response
-from .group_common import group_error, group_id_key, groups, offsets_to_commit
+from .group_common import group_error, group_id_key, offsets_to_commit
 
 if TYPE_CHECKING:
     from ..protocol.requests import TxnOffsetCommitRequest
@@ -52,7 +52,7 @@ async def handle(ctx: RequestContext, request: "TxnOffsetCommitRequest") -> Resp
         p.committed_offset, p.committed_leader_epoch if version >= 2 else -1, p.committed_metadata))
     if wanted:
         v3 = version >= 3
-        results.update(await groups(ctx).txn_commit_offsets(
+        results.update(await ctx.groups.txn_commit_offsets(
             request.group_id, request.producer_id, request.producer_epoch, request.member_id if v3 else "",
             request.group_instance_id if v3 else None, request.generation_id if v3 else -1, wanted))
     return _answer(version, results, order)

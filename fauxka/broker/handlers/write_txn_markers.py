@@ -46,8 +46,9 @@ async def handle(ctx: RequestContext, request: "WriteTxnMarkersRequest") -> Resp
         known = [tp for tp in wanted if tp in ctx.replicas.partitions]
         results = dict.fromkeys(wanted, ErrorCode.unknown_topic_or_partition)
         if known:
-            results.update(await ctx.marker_writer.write(marker.producer_id, marker.producer_epoch, marker.transaction_result,
-                                                         marker.coordinator_epoch, known, timeout_ms))
+            results.update(await ctx.partition_writer.write_markers(
+                marker.producer_id, marker.producer_epoch, marker.transaction_result, marker.coordinator_epoch, known,
+                timeout_ms))
         answers.append((marker.producer_id, results))
     return _answer(ctx.version, answers)
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from fauxka.model.errors import ErrorCode
 
+from ..runtime import CoordinatorRuntime
 from .commit_check import offset_commit_error
 from .membership import GroupMembership
 from .rebalance import now_ms, store_error
@@ -41,6 +42,26 @@ class GroupDescription:
 
 
 class GroupCoordinator(TxnOffsets, GroupMembership):
+    """The groups of the __consumer_offsets partitions this broker leads, over their runtime."""
+
+    runtime: CoordinatorRuntime
+
+    # --- whose groups are coordinated here (GroupCoordinator.validateGroupStatus) -------------------
+    def owns(self, group_id: str) -> bool:
+        """fauxka/broker/dispatch.py's check: this broker leads (or loads) the group's partition."""
+        return self.runtime.owns(group_id)
+
+    def status(self, group_id: str) -> ErrorCode:
+        """NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS or NONE for the group."""
+        return self.runtime.status(group_id)
+
+    def partition_of(self, group_id: str) -> int:
+        return self.runtime.partition_of(group_id)
+
+    def loading(self) -> bool:
+        """Some partition is still being loaded (a listing answers COORDINATOR_LOAD_IN_PROGRESS)."""
+        return self.runtime.loading()
+
     # --- OffsetCommit -------------------------------------------------------------------------------
     async def commit_offsets(self, group_id: str, member_id: str, instance_id: str | None, generation: int,
                              offsets: dict[TopicPartition, OffsetRequest]) -> dict[TopicPartition, ErrorCode]:
@@ -86,15 +107,15 @@ class GroupCoordinator(TxnOffsets, GroupMembership):
                        for (t, p), c in accepted.items()]
             group.committing.update(accepted.keys())
             try:
-                code = await self.log.write_records(group.group_id, records)
+                code = await self.runtime.write_records(group.group_id, records)
             finally:
                 group.committing.subtract(accepted.keys())
                 for tp in accepted:
                     if group.committing[tp] <= 0:
                         del group.committing[tp]
-            code = ErrorCode.invalid_commit_offset_size if code in (
-                ErrorCode.message_too_large, ErrorCode.record_list_too_large, ErrorCode.invalid_fetch_size) \
-                else store_error(code)
+            code = (ErrorCode.invalid_commit_offset_size if code in (
+                ErrorCode.message_too_large, ErrorCode.record_list_too_large, ErrorCode.invalid_fetch_size)
+                else store_error(code))
             if code == ErrorCode.none and self.groups.get(group.group_id) is group:
                 group.offsets.update(accepted)
                 if self.metrics is not None:
@@ -150,7 +171,7 @@ class GroupCoordinator(TxnOffsets, GroupMembership):
             else:
                 records = [(encode_key(OffsetKey(group_id, t, p)), None) for t, p in group.offsets]
                 records.append((encode_key(GroupKey(group_id)), None))
-                code = store_error(await self.log.write_records(group_id, records))
+                code = store_error(await self.runtime.write_records(group_id, records))
                 if code == ErrorCode.none and self.groups.get(group_id) is group:
                     group.transition(GroupState.DEAD, now_ms())
                     del self.groups[group_id]
@@ -176,7 +197,7 @@ class GroupCoordinator(TxnOffsets, GroupMembership):
         present = [tp for tp in doomed if tp in group.offsets]
         code = ErrorCode.none
         if present:
-            code = store_error(await self.log.write_records(
+            code = store_error(await self.runtime.write_records(
                 group_id, [(encode_key(OffsetKey(group_id, t, p)), None) for t, p in present]))
             if code == ErrorCode.none:
                 for tp in present:
@@ -206,14 +227,14 @@ class GroupCoordinator(TxnOffsets, GroupMembership):
                         expired.append(tp)
                 elif subscribed is not None and tp[0] not in subscribed and c.commit_timestamp + retention <= now:
                     expired.append(tp)
-            dies = group.is_(GroupState.EMPTY) and len(expired) == len(group.offsets) \
-                and group.group_id not in pending
+            dies = (group.is_(GroupState.EMPTY) and len(expired) == len(group.offsets)
+                    and group.group_id not in pending)
             if not expired and not dies:
                 continue
             records = [(encode_key(OffsetKey(group.group_id, t, p)), None) for t, p in expired]
             if dies:
                 records.append((encode_key(GroupKey(group.group_id)), None))
-            if store_error(await self.log.write_records(group.group_id, records)) != ErrorCode.none:
+            if store_error(await self.runtime.write_records(group.group_id, records)) != ErrorCode.none:
                 continue
             for tp in expired:
                 group.offsets.pop(tp, None)
@@ -230,7 +251,7 @@ class GroupCoordinator(TxnOffsets, GroupMembership):
             doomed = [tp for tp in group.offsets if tp[0] == topic]
             if not doomed:
                 continue
-            code = await self.log.write_records(group.group_id, [(encode_key(OffsetKey(group.group_id, t, p)), None)
+            code = await self.runtime.write_records(group.group_id, [(encode_key(OffsetKey(group.group_id, t, p)), None)
                                                                  for t, p in doomed])
             if code == ErrorCode.none:
                 for tp in doomed:
@@ -275,6 +296,35 @@ class GroupCoordinator(TxnOffsets, GroupMembership):
             if old is not None:
                 group.offsets = old.offsets
             self.groups[parsed.group] = group
+
+    # --- the runtime's shard: a partition's records replayed, then loaded, or unloaded ---------------
+    def replay_record(self, partition: int, key: bytes | None, value: bytes | None, producer_id: int = -1,
+                      marker: bool | None = None) -> None:
+        if marker is not None:
+            self._complete_txn(producer_id, marker, partition)
+        else:
+            self.replay(key, value, producer_id)
+
+    def txn_marker_written(self, producer_id: int, commit: bool, partition: int) -> None:
+        """WriteTxnMarkers wrote the producer's marker to the partition (Kafka's
+        scheduleHandleTxnCompletion): its pending transactional offsets complete now. Not while the
+        partition loads: the replay reads to the live log end, so it meets the marker after the
+        offsets it completes (Kafka runs the completion after the load, on the same scheduler)."""
+        if self.runtime.active(partition):
+            self._complete_txn(producer_id, commit, partition)
+
+    def _complete_txn(self, producer_id: int, commit: bool, partition: int) -> None:
+        self.complete_txn_offsets(producer_id, commit, lambda g: self.partition_of(g) == partition)
+
+    def partition_unloaded(self, partition: int) -> None:
+        keep = lambda group_id: self.partition_of(group_id) != partition  # noqa: E731
+        self.unload(keep)
+        self.unload_txn_offsets(keep)
+
+    def partition_loaded(self, partition: int) -> dict:
+        loaded = [g for g in self.groups if self.partition_of(g) == partition]
+        self.loaded(loaded)
+        return {"groups": len(loaded)}
 
     def loaded(self, group_ids: list[str]) -> None:
         """After a replay: every loaded member's session starts now (Kafka schedules them on load)."""

@@ -1,7 +1,8 @@
 """The classic group protocol's rebalances: JoinGroup and the timers (Kafka 3.x GroupCoordinator).
 
 Socket-free: requests come in as plain values, answers go out as plain values, persistence is the
-`GroupLog` handed in (records appended with acks=all to the group's __consumer_offsets partition),
+coordinator runtime handed in (fauxka/coordinator/runtime.py: records appended with acks=all to the
+group's __consumer_offsets partition),
 timers are the event loop's `call_later`, owned here and cancelled by `close()`:
 - a member's session (`session.timeout.ms`, reset by heartbeats, joins, syncs, commits);
 - the join phase (`rebalance.timeout.ms`, the largest of the members'; the first rebalance of an
@@ -19,8 +20,8 @@ from typing import Callable
 
 from fauxka.model.errors import ErrorCode
 
+from ..runtime import CoordinatorRuntime
 from .config import GroupConfig
-from .group_log import GroupLog
 from .records import GroupKey, encode_group_value, encode_key
 from .state import Group, GroupState, Member
 
@@ -62,9 +63,9 @@ def store_error(code: ErrorCode) -> ErrorCode:
 
 
 class RebalanceCore:
-    def __init__(self, config: GroupConfig, log: GroupLog, *, metrics=None):
+    def __init__(self, config: GroupConfig, runtime: CoordinatorRuntime, *, metrics=None):
         self.config = config
-        self.log = log
+        self.runtime = runtime  # the group records' appends; a list in unit tests
         self.groups: dict[str, Group] = {}
         self.metrics = metrics  # optional: .rebalance(group_id), .commits(n)
         self._timers: dict[tuple, asyncio.TimerHandle] = {}
@@ -388,5 +389,5 @@ class RebalanceCore:
 
     async def _store_group(self, group: Group) -> ErrorCode:
         value = encode_group_value(group.to_record(now_ms()))
-        code = await self.log.write_records(group.group_id, [(encode_key(GroupKey(group.group_id)), value)])
+        code = await self.runtime.write_records(group.group_id, [(encode_key(GroupKey(group.group_id)), value)])
         return store_error(code)

@@ -58,7 +58,7 @@ class TxnOffsets:
             records = [(encode_key(OffsetKey(group_id, t, p)),
                         encode_offset_value(OffsetValue(c.offset, c.leader_epoch, c.metadata, c.commit_timestamp)))
                        for (t, p), c in accepted.items()]
-            code = store_error(await self.log.write_txn_records(group_id, records, producer_id, epoch))
+            code = store_error(await self.runtime.write_batch(group_id, records, producer=(producer_id, epoch)))
             if code == ErrorCode.none:
                 self.pending_txn_offsets.setdefault(producer_id, {}).setdefault(group_id, {}).update(accepted)
             results.update(dict.fromkeys(accepted, code))

@@ -24,33 +24,20 @@ from typing import Awaitable, Callable, Protocol
 
 from fauxka.model.errors import ErrorCode, KafkaError
 
+from ..runtime import CoordinatorRuntime
 from .records import TxnLogValue, decode_key, decode_value, encode_key, encode_value
-from .state import COMPLETE, PREPARING, TopicPartition, TxnMetadata, TxnState
+from .state import COMPLETE, PREPARING, TopicPartition, TxnMetadata, TxnState, TxnStats, now_ms
 
 MAX_EPOCH = 32767
 SETTLE_S = 0.2  # how long a request waits for the previous transaction's markers (see _settled)
 
 
-class TxnLog(Protocol):
-    async def append(self, transactional_id: str, key: bytes, value: bytes | None, appended=None,
-                     timeout_ms: int | None = None) -> ErrorCode:
-        """Append to the id's partition with acks=all (ErrorCode.none: replicated, REQUEST_TIMED_OUT
-        past `timeout_ms`, request.timeout.ms when None); `appended()`, when given, runs as soon as
-        the leader's log has the record."""
+class TxnMarkerChannel(Protocol):
+    """Where markers go (TransactionMarkerChannelManager): fauxka/broker/coordination/txn_markers.py."""
 
-    def coordinator_epoch(self, transactional_id: str) -> int:
-        """The leader epoch of the id's __transaction_state partition."""
-
-    def status(self, transactional_id: str) -> ErrorCode:
-        """NONE while the id's partition is loaded here, else NOT_COORDINATOR or
-        COORDINATOR_LOAD_IN_PROGRESS (TransactionStateManager.getTransactionState)."""
-
-
-MarkerSender = Callable[[int, int, bool, int, set[TopicPartition]], Awaitable[None]]
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
+    async def send_markers(self, producer_id: int, epoch: int, commit: bool, coordinator_epoch: int,
+                           partitions: set[TopicPartition]) -> None:
+        """Returns once every partition has the producer's COMMIT/ABORT marker."""
 
 
 def _store_error(code: ErrorCode) -> ErrorCode:
@@ -65,32 +52,37 @@ def _store_error(code: ErrorCode) -> ErrorCode:
     return ErrorCode.unknown_server_error
 
 
-class TxnStats:
-    """Counts for the broker's metrics (fauxka/broker/coordination/txn_metrics.py), kept as plain numbers here."""
-
-    def __init__(self) -> None:
-        self.completed = {True: 0, False: 0}  # Complete{Commit,Abort} taken effect, by commit
-        self.timed_out = 0  # transactions aborted for transaction.timeout.ms
-        self.markers_count, self.markers_seconds = 0, 0.0  # Prepare* replicated -> every marker written
-
-    def markers_written(self, seconds: float) -> None:
-        self.markers_count += 1
-        self.markers_seconds += seconds
-
-
 class TransactionCoordinator:
-    def __init__(self, log: TxnLog, allocate_producer_id: Callable[[], Awaitable[int]], send_markers: MarkerSender,
-                 *, max_timeout_ms: int = 900000, logger=None):
-        self.log = log
+    def __init__(self, runtime: CoordinatorRuntime, allocate_producer_id: Callable[[], Awaitable[int]],
+                 markers: TxnMarkerChannel, *, max_timeout_ms: int = 900000, logger=None):
+        self.runtime = runtime  # the appends to __transaction_state; a list in unit tests
         self.allocate_producer_id = allocate_producer_id
-        self.send_markers = send_markers
+        self.markers = markers
         self.max_timeout_ms = max_timeout_ms
         self.txns: dict[str, TxnMetadata] = {}
         self._logger = logger
-        self._tasks: dict[str, asyncio.Task] = {}
+        self._tasks: dict[str, asyncio.Task] = {}  # per id: its completion (or fence), cancelled on unload
         self._settles: dict[str, asyncio.Event] = {}  # set when the id's Complete* took effect
         self._trailing: set[asyncio.Task] = set()  # Complete* in effect, its replication awaited
         self.stats = TxnStats()
+
+    # --- whose ids are coordinated here ---------------------------------------------------------------
+    def owns(self, transactional_id: str) -> bool:  # fauxka/broker/dispatch.py's check
+        return self.runtime.owns(transactional_id)
+
+    def status(self, transactional_id: str) -> ErrorCode:
+        """NONE, NOT_COORDINATOR or COORDINATOR_LOAD_IN_PROGRESS (TransactionStateManager.getTransactionState)."""
+        return self.runtime.status(transactional_id)
+
+    def loading(self) -> bool:  # a listing answers COORDINATOR_LOAD_IN_PROGRESS
+        return self.runtime.loading()
+
+    def metadata(self, transactional_id: str) -> TxnMetadata | None:
+        """The id's state as this coordinator holds it (DescribeTransactions, AddPartitionsToTxn's verify)."""
+        return self.txns.get(transactional_id)
+
+    def list_transactions(self) -> list[tuple[str, TxnMetadata]]:  # by id (ListTransactions)
+        return sorted(self.txns.items())
 
     # --- writing --------------------------------------------------------------------------------------
     async def _write(self, meta: TxnMetadata, state: TxnState, *, epoch: int | None = None,
@@ -115,9 +107,9 @@ class TransactionCoordinator:
         meta.pending = True
         key, value = encode_key(meta.transactional_id), encode_value(_to_value(new))
         try:  # replication awaited up to the transaction's timeout, as appendTransactionToLog
-            code = _store_error(await (
-                self.log.append(meta.transactional_id, key, value, timeout_ms=new.timeout_ms) if early is None
-                else self.log.append(meta.transactional_id, key, value, appended=apply, timeout_ms=new.timeout_ms)))
+            code = _store_error(await self.runtime.write_batch(meta.transactional_id, [(key, value)],
+                                                               appended=None if early is None else apply,
+                                                               timeout_ms=new.timeout_ms))
         finally:
             if not applied:
                 meta.pending = False
@@ -153,8 +145,8 @@ class TransactionCoordinator:
         if meta.state is TxnState.ONGOING or meta.state is TxnState.PREPARE_EPOCH_FENCE:
             await self._fence_and_abort(meta)
             return ErrorCode.concurrent_transactions, -1, -1
-        if expected_pid != -1 and (expected_pid, expected_epoch) == (meta.last_producer_id, meta.last_producer_epoch) \
-                and meta.state is TxnState.EMPTY:
+        if (expected_pid != -1 and (expected_pid, expected_epoch) == (meta.last_producer_id, meta.last_producer_epoch)
+                and meta.state is TxnState.EMPTY):
             return ErrorCode.none, meta.producer_id, meta.producer_epoch  # a retry of a bump that succeeded
         pid, epoch = meta.producer_id, meta.producer_epoch + 1
         if epoch >= MAX_EPOCH:
@@ -204,7 +196,7 @@ class TransactionCoordinator:
                 await settle.wait()
         except TimeoutError:
             pass
-        return self.log.status(transactional_id)
+        return self.status(transactional_id)
 
     def _check(self, transactional_id: str, producer_id: int, epoch: int) -> tuple[ErrorCode, TxnMetadata | None]:
         meta = self.txns.get(transactional_id)
@@ -243,8 +235,8 @@ class TransactionCoordinator:
         if meta.state in COMPLETE:
             return ErrorCode.none if (meta.state is TxnState.COMPLETE_COMMIT) == commit else ErrorCode.invalid_txn_state
         if meta.state in PREPARING:
-            return ErrorCode.concurrent_transactions if (meta.state is TxnState.PREPARE_COMMIT) == commit \
-                else ErrorCode.invalid_txn_state
+            return (ErrorCode.concurrent_transactions if (meta.state is TxnState.PREPARE_COMMIT) == commit
+                    else ErrorCode.invalid_txn_state)
         return ErrorCode.invalid_txn_state
 
     async def _prepare(self, meta: TxnMetadata, commit: bool) -> ErrorCode:
@@ -287,8 +279,9 @@ class TransactionCoordinator:
             settled()
         while self.txns.get(meta.transactional_id) is meta and meta.state in PREPARING:
             try:
-                await self.send_markers(meta.producer_id, meta.producer_epoch, commit,
-                                        self.log.coordinator_epoch(meta.transactional_id), set(meta.partitions))
+                await self.markers.send_markers(meta.producer_id, meta.producer_epoch, commit,
+                                                self.runtime.coordinator_epoch(meta.transactional_id),
+                                                set(meta.partitions))
                 self.stats.markers_written(time.monotonic() - started)
                 code = await self._write(meta, TxnState.COMPLETE_COMMIT if commit else TxnState.COMPLETE_ABORT,
                                          partitions=set(), early=took_effect)
@@ -319,6 +312,7 @@ class TransactionCoordinator:
             await self._fence_and_abort(meta)
         return len(doomed)
 
+    # --- transactional.id.expiration.ms ---------------------------------------------------------------
     async def expire_ids(self, expiration_ms: int, now: int | None = None) -> int:
         """transactional.id.expiration.ms (removeExpiredTransactionalIds): an id idle that long in
         Empty / CompleteCommit / CompleteAbort is removed with a tombstone."""
@@ -329,14 +323,18 @@ class TransactionCoordinator:
         for meta in doomed:
             meta.pending = True
             try:
-                code = await self.log.append(meta.transactional_id, encode_key(meta.transactional_id), None)
+                code = await self.runtime.write_batch(meta.transactional_id, [(encode_key(meta.transactional_id), None)])
             finally:
                 meta.pending = False
             if code == ErrorCode.none and self.txns.get(meta.transactional_id) is meta:
                 del self.txns[meta.transactional_id]
         return len(doomed)
 
-    # --- loading --------------------------------------------------------------------------------------
+    # --- loading and unloading: the runtime's shard -----------------------------------------------------
+    def replay_record(self, partition: int, key: bytes | None, value: bytes | None, producer_id: int = -1,
+                      marker: bool | None = None) -> None:
+        self.replay(key, value, producer_id, marker)
+
     def replay(self, key: bytes | None, value: bytes | None, producer_id: int = -1, marker: bool | None = None) -> None:
         if key is None or marker is not None:
             return
@@ -354,6 +352,11 @@ class TransactionCoordinator:
             meta.last_producer_id, meta.last_producer_epoch = old.producer_id, old.producer_epoch
         self.txns[transactional_id] = meta
 
+    def partition_loaded(self, partition: int) -> dict:
+        mine = [t for t in self.txns if self.runtime.partition_of(t) == partition]
+        self.loaded(mine)
+        return {"ids": len(mine)}
+
     def loaded(self, transactional_ids: list[str]) -> None:
         """After a replay: transactions found mid-commit/abort are completed (markers resent);
         a fence found half-way is aborted."""
@@ -365,6 +368,9 @@ class TransactionCoordinator:
                 task = asyncio.get_running_loop().create_task(self._fence_and_abort(meta))
                 self._tasks.setdefault(f"fence:{transactional_id}", task)
                 task.add_done_callback(lambda _t, i=f"fence:{transactional_id}": self._tasks.pop(i, None))
+
+    def partition_unloaded(self, partition: int) -> None:
+        self.unload(lambda transactional_id: self.runtime.partition_of(transactional_id) != partition)
 
     def unload(self, keep: Callable[[str], bool]) -> None:
         for transactional_id in [t for t in self.txns if not keep(t)]:

@@ -9,6 +9,7 @@ in TransactionLogValue.TransactionStatus.
 """
 
 import enum
+import time
 from dataclasses import dataclass, field
 
 TopicPartition = tuple[str, int]
@@ -57,3 +58,20 @@ class TxnMetadata:
         for topic, index in sorted(self.partitions):
             out.setdefault(topic, []).append(index)
         return out
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class TxnStats:
+    """Counts for the broker's metrics (fauxka/broker/coordination/txn_metrics.py), kept as plain numbers here."""
+
+    def __init__(self) -> None:
+        self.completed = {True: 0, False: 0}  # Complete{Commit,Abort} taken effect, by commit
+        self.timed_out = 0  # transactions aborted for transaction.timeout.ms
+        self.markers_count, self.markers_seconds = 0, 0.0  # Prepare* replicated -> every marker written
+
+    def markers_written(self, seconds: float) -> None:
+        self.markers_count += 1
+        self.markers_seconds += seconds

@@ -21,7 +21,7 @@ class MemoryLog:
         self.records.extend(records)
         return ErrorCode.none
 
-    async def write_txn_records(self, group_id, records, producer_id, epoch):
+    async def write_batch(self, group_id, records, *, producer=None, appended=None, timeout_ms=None):
         return await self.write_records(group_id, records)
 
 

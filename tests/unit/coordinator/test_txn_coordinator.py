@@ -20,11 +20,11 @@ class Log:
     def status(self, transactional_id):
         return self.owner
 
-    async def append(self, transactional_id, key, value, appended=None, timeout_ms=None):
+    async def write_batch(self, transactional_id, records, *, producer=None, appended=None, timeout_ms=None):
         self.timeouts.append(timeout_ms)
         if self.fail != ErrorCode.none:
             return self.fail
-        self.records.append((key, value))
+        self.records.extend(records)
         if appended is not None:
             appended()
         return ErrorCode.none
@@ -37,7 +37,7 @@ class Markers:
     def __init__(self):
         self.sent: list[tuple] = []
 
-    async def __call__(self, pid, epoch, commit, coordinator_epoch, partitions):
+    async def send_markers(self, pid, epoch, commit, coordinator_epoch, partitions):
         self.sent.append((pid, epoch, commit, coordinator_epoch, sorted(partitions)))
 
 
@@ -241,8 +241,9 @@ class HeldLog(Log):
         self.release = asyncio.Event()
         self.outcome = ErrorCode.none
 
-    async def append(self, transactional_id, key, value, appended=None, timeout_ms=None):
-        code = await super().append(transactional_id, key, value, appended, timeout_ms)
+    async def write_batch(self, transactional_id, records, *, producer=None, appended=None, timeout_ms=None):
+        code = await super().write_batch(transactional_id, records, appended=appended, timeout_ms=timeout_ms)
+        value = records[-1][1]
         if value is not None and decode_value(value).status in (TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT):
             await self.release.wait()
             return self.outcome
@@ -278,9 +279,9 @@ class HeldMarkers(Markers):
         super().__init__()
         self.release = asyncio.Event()
 
-    async def __call__(self, *args):
+    async def send_markers(self, *args):
         await self.release.wait()
-        await super().__call__(*args)
+        await super().send_markers(*args)
 
 
 def test_a_request_waiting_for_the_previous_markers_while_the_partition_moves_away_is_not_coordinator():

@@ -1,23 +1,29 @@
-"""The data plane as a coordinator sees it: coordinator.partition_host.PartitionHost over the
-replica manager (the group and the transaction roles each hold one)."""
+"""The one partition writer both coordinators write through (Kafka's CoordinatorPartitionWriter,
+with CoordinatorLoaderImpl's reads): fauxka.coordinator.partition_writer.PartitionWriter over the
+replica manager, for the records of __consumer_offsets and __transaction_state, and the leader's
+side of WriteTxnMarkers, the COMMIT/ABORT markers appended to data partitions (ReplicaManager.
+appendRecords with origin COORDINATOR). A marker written to __consumer_offsets is told to that
+topic's listener (the group coordinator's `txn_marker_written`: Kafka's
+scheduleHandleTxnCompletion), which completes the producer's pending transactional offsets."""
 
 import time
-from typing import Iterable
+from typing import Callable, Iterable
 
 from fauxka.model.errors import ErrorCode
 from fauxka.storage.batch import iter_headers
-from fauxka.storage.records import Record, build, control_type, decode
+from fauxka.storage.records import Record, build, build_control_batch, control_type, decode
 
 from ..replication.replica_manager import ReplicaManager
 
 _READ_BYTES = 1 << 20
+TopicPartition = tuple[str, int]
+MarkerListener = Callable[[int, bool, int], None]  # (producer id, commit, partition)
 
 
-class ReplicaHost:
-    """fauxka.coordinator.partition_host.PartitionHost over the replica manager."""
-
+class ReplicaPartitionWriter:
     def __init__(self, replicas: ReplicaManager):
         self._replicas = replicas
+        self._marker_listeners: dict[str, MarkerListener] = {}
 
     def leader_epoch(self, topic: str, partition: int) -> int | None:
         p = self._replicas.partitions.get((topic, partition))
@@ -28,7 +34,7 @@ class ReplicaHost:
         p = self._replicas.partitions.get((topic, partition))
         return p.high_watermark if p is not None else None
 
-    def records(self, topic: str, partition: int) -> Iterable[tuple]:
+    def read_records(self, topic: str, partition: int) -> Iterable[tuple]:
         """(key, value, producer id, marker) of every record: producer id -1 outside transactions,
         marker True/False for a COMMIT/ABORT control record (key and value None), else None. Up to
         the log end as it is when each chunk is read, as Kafka's load (GroupMetadataManager's
@@ -55,8 +61,8 @@ class ReplicaHost:
                 position = header.next_offset
         return
 
-    async def append(self, topic: str, partition: int, records, timeout_ms: int,
-                     producer: tuple[int, int] | None = None, appended=None) -> ErrorCode:
+    async def append_batch(self, topic: str, partition: int, records, timeout_ms: int,
+                           producer: tuple[int, int] | None = None, appended=None) -> ErrorCode:
         """acks=all; `producer` (id, epoch): a transactional batch (TxnOffsetCommit's offsets);
         `appended()` runs once the leader's log has the batch (not when the append failed)."""
         batch = _batch(records, producer)
@@ -78,6 +84,24 @@ class ReplicaHost:
             await replicas.wait_for_acks(results, max(0, int((deadline - time.monotonic()) * 1000)))
             return results[(topic, partition)].error
         return acked()
+
+    # --- transaction markers ---------------------------------------------------------------------------
+    def on_markers(self, topic: str, listener: MarkerListener) -> None:
+        """`listener(producer_id, commit, partition)` after a marker is written to one of the topic's partitions."""
+        self._marker_listeners[topic] = listener
+
+    async def write_markers(self, producer_id: int, epoch: int, commit: bool, coordinator_epoch: int,
+                            partitions: list[TopicPartition], timeout_ms: int) -> dict[TopicPartition, ErrorCode]:
+        """One control batch per partition, acks=all (WriteTxnMarkers here, or this broker's own
+        partitions of a transaction it coordinates: txn_markers.py)."""
+        batch = bytes(build_control_batch(producer_id, epoch, commit, coordinator_epoch, int(time.time() * 1000)))
+        results = {tp: r.error for tp, r in (await self._replicas.append_records(
+            dict.fromkeys(partitions, batch), -1, timeout_ms, origin="coordinator")).items()}
+        for (topic, index), code in results.items():
+            listener = self._marker_listeners.get(topic)
+            if listener is not None and code == ErrorCode.none:
+                listener(producer_id, commit, index)
+        return results
 
 
 def _batch(records, producer: tuple[int, int] | None) -> bytes:
