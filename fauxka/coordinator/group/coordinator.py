@@ -44,7 +44,7 @@ class GroupDescription:
 class GroupCoordinator(TxnOffsets, GroupMembership):
     """The groups of the __consumer_offsets partitions this broker leads, over their runtime."""
 
-    runtime: CoordinatorRuntime
+    runtime: CoordinatorRuntime  # set by RebalanceCore.__init__ (rebalance.py)
 
     # --- whose groups are coordinated here (GroupCoordinator.validateGroupStatus) -------------------
     def owns(self, group_id: str) -> bool:
