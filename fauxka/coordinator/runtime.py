@@ -55,7 +55,6 @@ class CoordinatorRuntime:
         self.num_partitions = num_partitions  # follows the topic's assignment (broker/coordination/leadership.py)
         self.append_timeout_ms = append_timeout_ms
         self.partitions: dict[int, tuple[Load, int]] = {}  # partition -> (state, leader epoch)
-        self.load_times_ms: list[float] = []
         self.recent_loads: deque[tuple[float, float]] = deque(maxlen=64)  # (monotonic end, ms) for metrics
         self._shard: CoordinatorShard | None = None
         self._log = log
@@ -170,7 +169,6 @@ class CoordinatorRuntime:
         if self.partitions.get(partition) == (Load.LOADING, epoch):
             self.partitions[partition] = (Load.ACTIVE, epoch)
             elapsed = (time.monotonic() - started) * 1000
-            self.load_times_ms.append(elapsed)
             self.recent_loads.append((time.monotonic(), elapsed))
             if self._log is not None:
                 self._log.info("loaded coordinator partition", topic=self.topic, partition=partition, epoch=epoch,
