@@ -25,7 +25,7 @@ from typing import Awaitable, Callable, Protocol
 from fauxka.model.errors import ErrorCode
 
 from .batches import AppendBatches
-from .group.partitioner import partition_for
+from .partitioner import partition_for
 from .partition_writer import PartitionWriter
 
 

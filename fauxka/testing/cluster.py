@@ -323,7 +323,7 @@ class Cluster:
         return sorted(int(p) for p in self.faults.children(f"/brokers/topics/{topic}/partitions"))
 
     def _offsets_partition(self, group_id: str) -> int:
-        from fauxka.coordinator.group.partitioner import partition_for
+        from fauxka.coordinator.partitioner import partition_for
 
         return partition_for(group_id, int(self.overrides.get("offsets.topic.num.partitions", 50)))
 
@@ -338,7 +338,7 @@ class Cluster:
         self.move_leader("__consumer_offsets", self._offsets_partition(group_id), broker_id, timeout_s)
 
     def _txn_partition(self, transactional_id: str) -> int:
-        from fauxka.coordinator.group.partitioner import partition_for
+        from fauxka.coordinator.partitioner import partition_for
 
         return partition_for(transactional_id, int(self.overrides.get("transaction.state.log.num.partitions", 50)))
 

@@ -184,7 +184,7 @@ def test_a_lagging_in_sync_follower_delays_a_transaction_state_write_without_fai
     timeout: a follower that stopped fetching but is still in the ISR holds the write until
     replica.lag.time.max.ms drops it from the ISR, and then the write is answered NONE (fauxka waited
     5 s and answered COORDINATOR_NOT_AVAILABLE again and again on a loaded machine)."""
-    from fauxka.coordinator.group.partitioner import partition_for
+    from fauxka.coordinator.partitioner import partition_for
     # the paused follower keeps its ZooKeeper session (else the controller takes it out of the ISR at once)
     cluster = make_cluster(3, {**OVERRIDES, "replica.lag.time.max.ms": "8000", "zookeeper.session.timeout.ms": "30000"})
     tid = unique("tid")

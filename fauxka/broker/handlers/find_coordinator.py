@@ -12,7 +12,7 @@ __transaction_state (transaction.state.log.*) the same way. Authorization: DESCR
 
 from typing import TYPE_CHECKING
 
-from fauxka.coordinator.group.partitioner import partition_for
+from fauxka.coordinator.partitioner import partition_for
 from fauxka.model.errors import ErrorCode
 from fauxka.model.topic_names import GROUP_METADATA_TOPIC, TRANSACTION_STATE_TOPIC
 

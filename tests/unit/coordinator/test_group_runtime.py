@@ -6,7 +6,7 @@ import asyncio
 
 from fauxka.coordinator.group.config import GroupConfig
 from fauxka.coordinator.group.coordinator import GroupCoordinator, OffsetRequest
-from fauxka.coordinator.group.partitioner import partition_for
+from fauxka.coordinator.partitioner import partition_for
 from fauxka.coordinator.runtime import CoordinatorRuntime
 from fauxka.model.errors import ErrorCode
 from fauxka.model.topic_names import GROUP_METADATA_TOPIC

@@ -1,4 +1,4 @@
-from fauxka.coordinator.group.partitioner import java_string_hash, partition_for
+from fauxka.coordinator.partitioner import java_string_hash, partition_for
 from fauxka.coordinator.group.records import (GroupKey, GroupValue, MemberValue, OffsetKey, OffsetValue, decode_group_value,
                                        decode_key, decode_offset_value, encode_group_value, encode_key,
                                        encode_offset_value)
