@@ -1,6 +1,7 @@
 """The README is the front door and docs/ holds the rest: links that resolve, every page
 reachable from the index, every broker key and every module of the core packages named."""
 
+import os
 import re
 from pathlib import Path
 
@@ -61,10 +62,30 @@ _PATH_REF = re.compile(r"\bfauxka/[\w/]+\.py\b")
 _DOTTED_REF = re.compile(r"`(?:fauxka\.)?((?:%s)(?:\.\w+)+)" % "|".join(sorted(_PACKAGES)))
 
 
+def _python_files() -> set[str]:
+    """Every .py file of the repository, by its path from the root (no virtualenv, no node_modules)."""
+    found = set()
+    for folder, dirs, files in os.walk(ROOT):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in ("node_modules", "__pycache__")]
+        base = Path(folder).relative_to(ROOT).as_posix()
+        found.update(f if base == "." else f"{base}/{f}" for f in files if f.endswith(".py"))
+    return found
+
+
+_FILES = _python_files()
+_FILE_REF = re.compile(r"(?<![\w/.-])((?:\w+/)*\w+\.py)\b")  # runtime.py, group/runtime.py
+# files of other projects that a page names: librdkafka's test harness (docs/conformance.md)
+_OTHER_PROJECTS = {"tests/LibrdkafkaTestApp.py", "interactive_broker_version.py", "cluster_testing.py"}
+
+
 def _named_modules_missing(text: str) -> list[str]:
-    """Module names a text gives that name nothing: fauxka/<path>.py, and `package.module` (with or
-    without `fauxka.`; the second part a module, a package or a name its package defines)."""
+    """Module names a text gives that name nothing: fauxka/<path>.py; a file named by itself or by
+    the end of its path (`runtime.py`, `group/runtime.py`: some file of the repository ends so);
+    and `package.module` (with or without `fauxka.`; the second part a module, a package or a name
+    its package defines)."""
     missing = [ref for ref in _PATH_REF.findall(text) if not (ROOT / ref).exists()]
+    missing += [ref for ref in _FILE_REF.findall(text) if ref not in _OTHER_PROJECTS
+                and not any(f == ref or f.endswith("/" + ref) for f in _FILES)]
     for ref in _DOTTED_REF.findall(text):
         if ref in BROKER_CONFIGS:  # broker.id, controller.socket.timeout.ms: keys, not modules
             continue
