@@ -60,9 +60,10 @@ def start_cluster(data_dir: Path, brokers: int, scenario: Scenario, ssl) -> dict
     zk = free_ports(1)
     # one free block from the first broker's port to the last one's secure listener (base + offset)
     base = free_ports(brokers + (SECURE_PORT_OFFSET if scenario.protocol != "PLAINTEXT" else 0))
+    metrics = free_ports(brokers + 1)  # broker N's /metrics on metrics + N: the JmxTool stand-in reads it
     command = [str(ROOT / ".venv/bin/fauxka"), "up", "--detach", "--brokers", str(brokers),
                "--data-dir", str(data_dir), "--base-port", str(base), "--zookeeper-port", str(zk),
-               "--metrics-base-port", "0", "--timeout", "180"]
+               "--metrics-base-port", str(metrics), "--timeout", "180"]
     for item in broker_settings(scenario, ssl):
         command += ["--override", item]
     for broker_id in range(1, brokers + 1):
@@ -105,7 +106,8 @@ def kafka_path(work: Path, java_lib: Path) -> Path:
 def test_environment(state: dict, work: Path, multiplier: float, java_lib: Path, librdkafka: Path,
                      scenario: Scenario, ssl) -> dict:
     """What trivup's LibrdkafkaTestApp hands the test-runner: test.conf (the scenario's listener and
-    security settings), BROKERS, ZK_ADDRESS, BROKER_ADDRESS_<id>, KAFKA_PATH (here: the stand-in CLI
+    security settings), BROKERS, ZK_ADDRESS, BROKER_ADDRESS_<id>, BROKER_JMX_PORT_<id> (here: the
+    broker's /metrics, which the stand-in JmxTool reads), KAFKA_PATH (here: the stand-in CLI
     tools), TEST_KAFKA_VERSION, TEST_SCENARIO, and with TLS the SSL_* files."""
     secure = ",".join(secure_address(scenario, b) for b in state["brokers"])
     conf = work / f"test-{scenario.name}.conf"
@@ -128,6 +130,8 @@ def test_environment(state: dict, work: Path, multiplier: float, java_lib: Path,
     for b in state["brokers"]:
         env[f"BROKER_ADDRESS_{b['id']}"] = f"{scenario.protocol}://{secure_address(scenario, b)}"
         env[f"BROKER_PID_{b['id']}"] = str(b["pid"])
+        if b.get("metrics_port"):  # trivup's JMX port; kafka/bin/jmx_tool.py reads /metrics there
+            env[f"BROKER_JMX_PORT_{b['id']}"] = str(b["metrics_port"])
     return env
 
 

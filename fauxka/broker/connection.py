@@ -18,6 +18,8 @@ class Connection:
     close_after_response: bool = False  # e.g. after a failed authentication, as Kafka does
     muted_until: float = 0.0  # time.monotonic() until which no request is read (KIP-219 throttling)
     release: Any = None  # the Produce in flight's asyncio.Future: set, the next request may be read (server.py)
+    # KIP-511: what its ApiVersions v3+ named (Kafka's ClientInformation; EMPTY until then)
+    client_software: tuple[str, str] = ("unknown", "unknown")
 
     @property
     def listener(self) -> str:

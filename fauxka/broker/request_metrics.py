@@ -108,14 +108,22 @@ def error_codes(api_key: int, response: Any) -> list[int]:
     return [getattr(response, "error_code", 0)]
 
 
+UNKNOWN_SOFTWARE = ("unknown", "unknown")  # Kafka's ClientInformation.EMPTY
+_SOFTWARE_ENTRIES = 100  # Selector's connectionsByClient suite
+
+
 class SocketServerMetrics(Collector):
     """kafka.server:type=socket-server-metrics,listener=L,networkProcessor=N: connection-count,
-    connection-creation-total, connection-close-total."""
+    connection-creation-total, connection-close-total; and with clientSoftwareName=S,
+    clientSoftwareVersion=V (KIP-511) the open connections of each client software, "unknown" until
+    a connection's ApiVersions names it. As Kafka's Selector (an IntGaugeSuite of 100 entries), a
+    series whose count falls to zero stays, at 0, until a new one needs its place."""
 
     def __init__(self, registry: Any) -> None:
         self._open: dict[str, int] = {}
         self._created: dict[str, int] = {}
         self._closed: dict[str, int] = {}
+        self._software: dict[tuple[str, str, str], int] = {}  # (listener, name, version) -> open connections
         registry.register(self)
 
     def listener(self, listener: str) -> None:
@@ -126,10 +134,29 @@ class SocketServerMetrics(Collector):
     def opened(self, listener: str) -> None:
         self._open[listener] = self._open.get(listener, 0) + 1
         self._created[listener] = self._created.get(listener, 0) + 1
+        self._count_software(listener, UNKNOWN_SOFTWARE, 1)
 
-    def closed(self, listener: str) -> None:
+    def closed(self, listener: str, software: tuple[str, str] = UNKNOWN_SOFTWARE) -> None:
         self._open[listener] = self._open.get(listener, 0) - 1
         self._closed[listener] = self._closed.get(listener, 0) + 1
+        self._count_software(listener, software, -1)
+
+    def software_named(self, listener: str, before: tuple[str, str], now: tuple[str, str]) -> None:
+        """A connection's ApiVersions named its client software (it was `before` until then)."""
+        self._count_software(listener, before, -1)
+        self._count_software(listener, now, 1)
+
+    def _count_software(self, listener: str, software: tuple[str, str], delta: int) -> None:
+        key = (listener, *software)
+        software_counts = self._software
+        if key not in software_counts and delta < 0:
+            return  # never counted (the suite was full)
+        if key not in software_counts and len(software_counts) >= _SOFTWARE_ENTRIES:
+            unused = next((k for k, n in software_counts.items() if n <= 0), None)
+            if unused is None:
+                return  # IntGaugeSuite: full, nothing removable: not counted
+            del software_counts[unused]
+        software_counts[key] = max(software_counts.get(key, 0) + delta, 0)
 
     @property
     def open_connections(self) -> int:
@@ -147,3 +174,9 @@ class SocketServerMetrics(Collector):
             for listener, n in list(counts.items()):
                 family.add_metric([listener, NETWORK_PROCESSOR], n)
             yield family
+        software = GaugeMetricFamily("kafka_server_socket_server_metrics_connections_software",
+                                     "socket-server-metrics connections: open connections by client software",
+                                     labels=["clientSoftwareName", "clientSoftwareVersion", *labels])
+        for (listener, name, version), n in list(self._software.items()):
+            software.add_metric([name, version, listener, NETWORK_PROCESSOR], n)
+        yield software

@@ -169,7 +169,7 @@ class Server:
             for task in waiting:
                 task.cancel()
             await asyncio.gather(*waiting, return_exceptions=True)
-            sockets.closed(endpoint.listener)
+            sockets.closed(endpoint.listener, conn.client_software)
             writer.close()
 
     def _may_pipeline(self) -> bool:

@@ -64,3 +64,34 @@ def test_replication_bytes_in_and_out_are_counted(cluster):
     wait_for(lambda: summed(cluster, "kafka_server_brokertopicmetrics_replicationbytesin_total") > before_in
              and summed(cluster, "kafka_server_brokertopicmetrics_replicationbytesout_total") > before_out, 10,
              what="replication bytes counted")
+
+
+def _software(cluster) -> dict[tuple[str, str], float]:
+    """Open PLAINTEXT connections by client software, over every broker."""
+    counts: dict[tuple[str, str], float] = {}
+    for broker in cluster.brokers.values():
+        for f in text_string_to_metric_families(scrape(broker.metrics_port)):
+            for s in f.samples:
+                if s.name == "kafka_server_socket_server_metrics_connections_software" \
+                        and s.labels["listener"] == "PLAINTEXT":
+                    key = (s.labels["clientSoftwareName"], s.labels["clientSoftwareVersion"])
+                    counts[key] = counts.get(key, 0) + s.value
+    return counts
+
+
+def test_connections_are_counted_by_the_client_software_their_api_versions_names(cluster):
+    """KIP-511 (librdkafka's 0016 reads it through JMX): a client's software name and version, as its
+    ApiVersions v3 sends them, label its connections while they are open; an invalid name is refused."""
+    from confluent_kafka.admin import AdminClient
+
+    from tests.admin_helpers import send
+
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap, "client.software.name": "metrics-probe",
+                         "client.software.version": "4.5.6"})
+    admin.list_topics(timeout=20)
+    wait_for(lambda: _software(cluster).get(("metrics-probe", "4.5.6"), 0) >= 1, 10, what="the probe counted")
+    del admin  # closes its connections: the series stays at 0, as Kafka's IntGaugeSuite keeps it
+    wait_for(lambda: _software(cluster).get(("metrics-probe", "4.5.6")) == 0, 20, what="the count back to 0")
+    refused = send(cluster.address_of(1), 18, 3, {"client_software_name": "bad name!",
+                                                  "client_software_version": "1"})
+    assert (int(refused.error_code), len(refused.api_keys)) == (42, 0)  # INVALID_REQUEST, Kafka's error response

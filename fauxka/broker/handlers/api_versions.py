@@ -1,5 +1,10 @@
-"""ApiVersions: derived from the api table (Produce advertised from v0, served from v3); v3+ the\nsupported and finalized features (KIP-584) of a ZK-mode Kafka 3.9 broker (fauxka/model/features.py)."""
+"""ApiVersions: derived from the api table (Produce advertised from v0, served from v3); v3+ the
+supported and finalized features (KIP-584) of a ZK-mode Kafka 3.9 broker (fauxka/model/features.py),
+and the client's software name and version (KIP-511): a valid pair names the connection's client in
+socket-server-metrics (Kafka's SocketServer does it as the request arrives), an invalid one is
+INVALID_REQUEST with no api keys (ApiVersionsRequest.isValid / getErrorResponse)."""
 
+import re
 from typing import TYPE_CHECKING
 
 from fauxka.model import features
@@ -15,6 +20,7 @@ if TYPE_CHECKING:
     from ..protocol.requests import ApiVersionsRequest
 
 _KEY = 18
+_SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")  # Kafka's SOFTWARE_NAME_VERSION_PATTERN
 
 
 def _ranges(only: int | None = None) -> list[dict]:
@@ -26,6 +32,15 @@ def _ranges(only: int | None = None) -> list[dict]:
 
 
 async def handle(ctx: RequestContext, request: "ApiVersionsRequest") -> Response:
+    if ctx.version >= 3:
+        software = (request.client_software_name, request.client_software_version)
+        if not all(_SOFTWARE.fullmatch(part) for part in software):
+            return build(response_schema(_KEY, ctx.version), {"error_code": ErrorCode.invalid_request,
+                                                               "api_keys": (), "throttle_time": 0})
+        connection = ctx.connection
+        if connection is not None and ctx.forwarded_by is None and software != connection.client_software:
+            ctx.metrics.sockets.software_named(connection.listener, connection.client_software, software)
+            connection.client_software = software
     values = {"error_code": 0, "api_keys": _ranges(), "throttle_time": 0}
     if ctx.version >= 3:  # KIP-584's tagged fields, as a ZK-mode 3.9 broker fills them
         cache = ctx.cache
