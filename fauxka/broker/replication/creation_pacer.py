@@ -6,7 +6,7 @@ every Metadata request and every replica fetch for seconds.
 The first SYNC_CREATES new replicas of an event-loop turn are made at once, as before (a topic of a
 few partitions is led as soon as its metadata is known, and its creator's first produce finds its
 leader); past them, a topic waits for the background task, which makes its replicas CHUNK at a time
-between other work and then tells the listeners (the coordinator roles). Kafka's brokers likewise
+between other work and then tells the listeners (the coordinator runtimes). Kafka's brokers likewise
 answer the controller's LeaderAndIsr after the CreateTopics answer; a produce meanwhile gets the
 retriable NOT_LEADER_OR_FOLLOWER. Topics wait in arrival order; a step reads the cache as it is then.
 """

@@ -190,7 +190,7 @@ class ReplicaManager:
 
     def on_created(self, listener: Callable[[str], None]) -> Callable[[], None]:
         """`listener(topic)` once a topic whose replicas were deferred (a bulk creation) has them
-        (a coordinator role waits for its internal topic so); returns the unsubscribe function."""
+        (a coordinator runtime waits for its internal topic so); returns the unsubscribe function."""
         return self.pacer.on_created(listener)
 
     # --- the metadata cache's events -----------------------------------------------------------------
