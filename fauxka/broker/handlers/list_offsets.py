@@ -7,7 +7,10 @@ timestamp; v2 isolation_level (latest = last stable offset for read_committed); 
 current_leader_epoch fencing and leader_epoch in the answer (KIP-320); v6 flexible; v7 max
 timestamp -3 (KIP-734); v8 earliest local -4 (KIP-405: the earliest offset here); v9 latest
 tiered -5 (no tiered storage: -1). DESCRIBE on the topic, else TOPIC_AUTHORIZATION_FAILED. Only
-the leader answers (replica_id -1); a debug replica id (-2) is answered by the leader too.
+the leader answers (replica_id -1); a debug replica id (-2) is answered by the leader too, up to the
+log end (Kafka gives it no isolation level). A new leader whose high watermark has not reached the
+start of its epoch answers a consumer OFFSET_NOT_AVAILABLE for the latest offset (v5+; before v5
+LEADER_NOT_AVAILABLE), as KafkaApis does (KIP-392).
 """
 
 from typing import TYPE_CHECKING
