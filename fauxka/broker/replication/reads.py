@@ -174,15 +174,20 @@ class Reader:
     def _read_all(self, wants: list[FetchWant], follower: bool, isolation_level: int,
                   max_bytes: int, hard_max_bytes: bool, client: ClientMetadata | None) -> list[FetchResult]:
         results, used = [], 0
+        # the brokers a consumer may be sent to, read once for the whole fetch (a selector is set)
+        racks = self._hosted.listener_racks(client.listener) if client is not None and self._selector else None
         for want in wants:
             limit = min(want.max_bytes, max(max_bytes - used, 0))
-            result = self._read_one(want, follower, isolation_level, limit, used == 0 and not hard_max_bytes, client)
+            result = self._read_one(want, follower, isolation_level, limit, used == 0 and not hard_max_bytes, client,
+                                    racks)
             used += len(result.records)
             results.append(result)
         return results
 
     def _read_one(self, want: FetchWant, follower: bool, isolation_level: int, limit: int,
-                  min_one_batch: bool, client: ClientMetadata | None) -> FetchResult:
+                  min_one_batch: bool, client: ClientMetadata | None,
+                  racks: dict[int, str | None] | None) -> FetchResult:
+        """`racks`: broker id -> rack of the brokers a preferred read replica may be (None: no selector)."""
         hosted = self._hosted
         try:
             partition = hosted.local_partition(want.topic, want.index, want.current_leader_epoch,
@@ -192,9 +197,9 @@ class Reader:
         log = partition.log
         result = FetchResult(high_watermark=log.high_watermark, last_stable_offset=log.last_stable_offset,
                              log_start_offset=log.log_start_offset)
-        if client is not None and self._selector is not None and partition.is_leader:
+        if racks is not None and partition.is_leader:
             result.preferred_read_replica = preferred_read_replica(
-                partition, client.rack, want.fetch_offset, time.time() * 1000, hosted.listener_racks(client.listener))
+                partition, client.rack, want.fetch_offset, time.time() * 1000, racks)
             if result.preferred_read_replica != NO_PREFERENCE:
                 return result  # the consumer goes there: no read here
         if want.last_fetched_epoch >= 0:  # Fetch v12+: does the fetcher's history diverge from ours?
