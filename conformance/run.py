@@ -53,7 +53,7 @@ def all_numbers(tests_dir: Path) -> list[str]:
     return sorted({p.name[:4] for p in tests_dir.glob("0[0-9][0-9][0-9]-*.c*")})
 
 
-def start_cluster(data_dir: Path, brokers: int, scenario: Scenario, ssl) -> dict:
+def start_cluster(data_dir: Path, brokers: int, scenario: Scenario, ssl, reauth: bool = False) -> dict:
     sys.path.insert(0, str(ROOT))
     from fauxka.ports import free_ports
 
@@ -64,7 +64,7 @@ def start_cluster(data_dir: Path, brokers: int, scenario: Scenario, ssl) -> dict
     command = [str(ROOT / ".venv/bin/fauxka"), "up", "--detach", "--brokers", str(brokers),
                "--data-dir", str(data_dir), "--base-port", str(base), "--zookeeper-port", str(zk),
                "--metrics-base-port", str(metrics), "--timeout", "180"]
-    for item in broker_settings(scenario, ssl):
+    for item in broker_settings(scenario, ssl, reauth):
         command += ["--override", item]
     for broker_id in range(1, brokers + 1):
         command += ["--broker-override", f"{broker_id}:listeners={listeners(scenario, base + broker_id - 1)}",
@@ -226,14 +226,26 @@ def chosen_numbers(scenario: Scenario, requested: list[str], everything: list[st
 
 
 def run_scenario(scenario: Scenario, numbers: list[str], args, tests_dir: Path, work: Path, ssl) -> list[Row]:
+    """The scenario's numbers on a fresh cluster; those in Scenario.reauth on a second one, after."""
     logs = work / "logs" / scenario.name
     logs.mkdir(parents=True)
+    rows: list[Row] = []
+    for reauth in (False, True):
+        chosen = [n for n in numbers if (n in scenario.reauth) == reauth]
+        if chosen:
+            print(f"\n== scenario {scenario.name}{' (re-authenticating brokers)' if reauth else ''}: "
+                  f"{len(chosen)} test numbers ==", flush=True)
+            rows += run_on_cluster(scenario, reauth, chosen, args, tests_dir, work, ssl, logs)
+    return rows
+
+
+def run_on_cluster(scenario: Scenario, reauth: bool, numbers: list[str], args, tests_dir: Path, work: Path, ssl,
+                   logs: Path) -> list[Row]:
     data_dir = work / "cluster"
     if (data_dir / "cluster.json").exists():
         stop_cluster(data_dir)  # a run interrupted before it stopped its cluster
     subprocess.run(["rm", "-rf", str(data_dir)], check=True)
-    print(f"\n== scenario {scenario.name}: {len(numbers)} test numbers ==", flush=True)
-    state = start_cluster(data_dir, 3, scenario, ssl)
+    state = start_cluster(data_dir, 3, scenario, ssl, reauth)
     rows: list[Row] = []
     try:
         env = test_environment(state, work, args.multiplier, args.java_lib, tests_dir.parent, scenario, ssl)
