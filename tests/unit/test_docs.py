@@ -75,7 +75,8 @@ def _python_files() -> set[str]:
 _FILES = _python_files()
 _FILE_REF = re.compile(r"(?<![\w/.-])((?:\w+/)*\w+\.py)\b")  # runtime.py, group/runtime.py
 # files of other projects that a page names: librdkafka's test harness (docs/conformance.md)
-_OTHER_PROJECTS = {"tests/LibrdkafkaTestApp.py", "interactive_broker_version.py", "cluster_testing.py"}
+_OTHER_PROJECTS = {"tests/LibrdkafkaTestApp.py", "interactive_broker_version.py", "cluster_testing.py",
+                   "tests/sasl_test.py", "sasl_test.py"}
 
 
 def _named_modules_missing(text: str) -> list[str]:
