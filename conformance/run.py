@@ -1,6 +1,7 @@
 """Runs librdkafka's own integration tests (its tests/test-runner) one test number at a time against
 a fresh `fauxka up` per scenario (conformance/scenarios.py: default, ssl, sasl_ssl_scram,
-sasl_ssl_plain, noautocreate; --scenario picks some), and prints a table with a column per scenario.
+sasl_ssl_plain, sasl_ssl_oauthbearer, noautocreate; --scenario picks some), and prints a table with a
+column per scenario.
 
 scripts/conformance fetches and builds librdkafka first, then runs this. The tests left out, and
 why, are in conformance/excluded.txt. --quick runs test-runner's quick mode (-Q), which CI runs: every
